@@ -20,6 +20,7 @@
 #include "cli/commands.hpp"
 #include "cli/home.hpp"
 #include "cli/settings.hpp"
+#include "cli/storage_choice.hpp"
 #include "cli/worker_support.hpp"
 #include "schema/services.hpp"
 #include "schema/untrusted_json.hpp"
@@ -180,8 +181,15 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     trace::StoreConfig store_config;
     store_config.incomplete_after = std::chrono::seconds{s.integer("collector.incomplete_after_s")};
     store_config.synchronous_full = !s.boolean("collector.synchronous_normal");
-    const auto db_path = home / "traces.db";
-    auto store = trace::TraceStore::open(db_path, trace::OpenMode::kReadWrite, store_config);
+    // The store: <home>/traces.db, or the PostgreSQL database storage.* names.
+    const auto storage = cli::required_storage_choice();
+    trace::StoreLocation location;
+    location.path = home / "traces.db";
+    if (storage.backend == cli::StorageBackend::kPostgres) {
+        location.postgres_dsn = storage.dsn;
+        location.postgres_read_dsn = storage.read_dsn;
+    }
+    auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
     if (!store) exit_with_error(store.error());
 
     zmq::context_t context{1};
@@ -202,7 +210,7 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     config.heartbeat = heartbeat;
     config.liveness = liveness;
     config.worker_name = "trace-collector";
-    auto pool = std::make_shared<trace::ReadStorePool>(db_path, store_config);
+    auto pool = std::make_shared<trace::ReadStorePool>(location, store_config);
     // `stats` reports the collector's own counters too (store failures, deliveries not yet stored).
     runtime::Worker worker(context, config, trace::make_trace_handler(pool, [&collector] {
                                return collector.stats();
@@ -211,8 +219,8 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     std::thread collector_thread([&collector] { collector.run(); });
     worker.start();
     auto log = base::component_logger("trace-collector");
-    log->info("event=started db={} endpoint={} threads={}", db_path.string(), config.endpoint,
-              config.threads);
+    log->info("event=started store={} backend={} endpoint={} threads={}", location.describe(),
+              (*store)->backend(), config.endpoint, config.threads);
     const int signal = wait_for_stop_signal(stop_signals);
     log->info("event=signal signal={} action=graceful_stop", signal);
     worker.stop();

@@ -112,31 +112,4 @@ struct FakeRun {
     }
 };
 
-class StoreTest : public ::testing::Test {
-protected:
-    void SetUp() override {
-        dir_ = fresh_dir();
-        auto opened = TraceStore::open(dir_ / "traces.db", OpenMode::kReadWrite, config_);
-        ASSERT_TRUE(opened.ok()) << opened.error().describe();
-        store_ = std::move(opened).value();
-    }
-    void TearDown() override {
-        store_.reset();
-        std::filesystem::remove_all(dir_);
-    }
-    BatchOutcome store(const std::vector<schema::ExplainMessage>& messages,
-                       std::int64_t received_ms) {
-        std::vector<Delivery> batch;
-        for (const auto& m : messages) batch.push_back(delivery_of(m, next_id_++));
-        auto outcome = store_->store_batch(batch, at(received_ms));
-        EXPECT_TRUE(outcome.ok()) << outcome.error().describe();
-        return outcome.ok() ? *outcome : BatchOutcome{};
-    }
-
-    StoreConfig config_;
-    std::filesystem::path dir_;
-    std::unique_ptr<TraceStore> store_;
-    std::uint64_t next_id_ = 1;
-};
-
 }  // namespace glassbox::trace::testing

@@ -9,7 +9,7 @@
 #include "schema/messages_trace.hpp"
 #include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 
@@ -17,7 +17,7 @@ namespace glassbox::trace {
 
 using base::Result;
 using nlohmann::json;
-using storage::Database;
+using storage::sql::Connection;
 
 namespace {
 
@@ -39,7 +39,7 @@ struct RunAnswer {
     std::optional<std::string> short_answer;
 };
 
-Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_view uuid) {
+Result<RunAnswer> run_answer(Connection& db, std::int64_t session, std::string_view uuid) {
     namespace v = schema::vocab;
     TripleBlobReader reader;
     RunAnswer found;
@@ -84,7 +84,7 @@ Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_vie
 
 // Drops the oldest turns of `conversation` beyond the bounds and writes its summary row (or
 // deletes it when no turn is left).
-Result<void> enforce_bounds(Database& db, const StoreConfig& config,
+Result<void> enforce_bounds(Connection& db, const StoreConfig& config,
                             const std::string& conversation) {
     auto q = db.prepare(
         "SELECT session, bytes, started FROM turns WHERE conversation = ?1 "
@@ -96,7 +96,7 @@ Result<void> enforce_bounds(Database& db, const StoreConfig& config,
     std::int64_t bytes = 0;
     std::int64_t first = 0;
     std::int64_t last = 0;
-    auto read = q->each([&](const storage::Row& row) {
+    auto read = q->each([&](const storage::sql::Row& row) {
         const std::int64_t size = row.int64(1);
         // Newest first: a turn is kept while it fits, and everything older than the first one
         // that does not fit goes too (a conversation keeps its most recent stretch, unbroken).
@@ -157,7 +157,7 @@ struct TurnRun {
 
 }  // namespace
 
-Result<void> index_turn(Database& db, const StoreConfig& config, std::int64_t session) {
+Result<void> index_turn(Connection& db, const StoreConfig& config, std::int64_t session) {
     auto q = db.prepare(
         "SELECT s.uuid, s.conversation, s.started, s.status, s.question, "
         "EXISTS(SELECT 1 FROM turns WHERE session = s.id) FROM sessions s "
@@ -165,7 +165,7 @@ Result<void> index_turn(Database& db, const StoreConfig& config, std::int64_t se
         "'running'");
     if (!q) return q.error();
     q->bind(1, session);
-    auto found = q->first([](const storage::Row& row) {
+    auto found = q->first([](const storage::sql::Row& row) {
         // Not a turn (a sub-run, no conversation, still running), or indexed already.
         if (row.is_null(0) || row.int64(5) != 0) return std::optional<TurnRun>{};
         return std::optional<TurnRun>(TurnRun{
@@ -217,7 +217,7 @@ Result<json> TraceStore::turns(std::string_view conversation, std::int64_t limit
     if (!q) return q.error();
     q->bind(1, conversation).bind(2, limit);
     json turns = json::array();
-    auto read = q->each([&](const storage::Row& row) {
+    auto read = q->each([&](const storage::sql::Row& row) {
         turns.push_back(
             {{"question", std::string(row.text(0))},
              {"answer", std::string(row.text(1))},
@@ -235,8 +235,8 @@ Result<json> TraceStore::turns(std::string_view conversation, std::int64_t limit
 namespace {
 
 // The answer of a SELECT EXISTS(...): whether its first column is non-zero.
-Result<bool> exists(storage::Statement& q) {
-    auto found = q.first([](const storage::Row& row) { return row.int64(0) != 0; });
+Result<bool> exists(storage::sql::Statement& q) {
+    auto found = q.first([](const storage::sql::Row& row) { return row.int64(0) != 0; });
     if (!found) return found.error();
     return found->value_or(false);
 }
@@ -267,7 +267,7 @@ Result<json> TraceStore::conversations(std::int64_t limit) {
     if (!q) return q.error();
     q->bind(1, limit);
     json sessions = json::array();
-    auto read = q->each([&](const storage::Row& row) {
+    auto read = q->each([&](const storage::sql::Row& row) {
         sessions.push_back({{"session_id", std::string(row.text(0))},
                             {"turns", row.int64(1)},
                             {"started", base::format_xsd_datetime_ms(row.int64(2))},
@@ -278,7 +278,8 @@ Result<json> TraceStore::conversations(std::int64_t limit) {
 }
 
 Result<json> TraceStore::forget(std::string_view conversation) {
-    auto transaction = storage::Transaction::begin(*db_, storage::Transaction::Kind::kImmediate);
+    auto transaction =
+        storage::sql::Transaction::begin(*db_, storage::sql::TransactionKind::kWrite);
     if (!transaction) return transaction.error();
     auto turns = db_->prepare("DELETE FROM turns WHERE conversation = ?1");
     if (!turns) return turns.error();

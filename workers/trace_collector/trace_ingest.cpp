@@ -19,7 +19,7 @@
 #include "schema/term_json.hpp"
 #include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/trace_collector/explain_scan.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 #include "workers/trace_collector/triple_blob.hpp"
@@ -30,8 +30,8 @@ using base::ErrorType;
 using base::make_error;
 using base::Result;
 using detail::to_ms;
-using storage::Database;
-using storage::Statement;
+using storage::sql::Connection;
+using storage::sql::Statement;
 
 namespace {
 
@@ -165,7 +165,7 @@ Result<void> run_once(Statement& statement) {
 // UPDATE per event in batch order would leave.
 class Ingest {
 public:
-    Ingest(Database& db, const StoreConfig& config, std::int64_t received)
+    Ingest(Connection& db, const StoreConfig& config, std::int64_t received)
         : db_(db), config_(config), received_(received) {}
 
     Result<void> prepare() {
@@ -298,16 +298,22 @@ public:
             insert->bind(16, std::string_view{*u.uri}).bind(17, uuid);
             if (auto r = run_once(*insert); !r) return r.error();
         }
+        // The larger of two values: SQLite's two-argument MAX, PostgreSQL's GREATEST. The casts
+        // give PostgreSQL the types of parameters it cannot infer where they first appear.
+        const std::string greatest =
+            db_.dialect() == storage::sql::Dialect::kPostgres ? "GREATEST" : "MAX";
         auto update = db_.prepare(
             "UPDATE sessions SET "
             "kind = COALESCE(kind, ?1), service = COALESCE(service, ?1), "
             "question = COALESCE(question, ?2), parent = COALESCE(parent, ?3), "
-            "started = CASE WHEN ?4 IS NULL THEN started "
+            "started = CASE WHEN CAST(?4 AS BIGINT) IS NULL THEN started "
             "  WHEN started IS NULL OR ?4 < started THEN ?4 ELSE started END, "
             "ended = COALESCE(?5, ended), "
-            "status = CASE WHEN ?6 <> 'running' THEN ?6 ELSE status END, "
+            "status = CASE WHEN CAST(?6 AS TEXT) <> 'running' THEN ?6 ELSE status END, "
             "worker = COALESCE(worker, ?7), error = COALESCE(?8, error), "
-            "last_event_at = MAX(last_event_at, ?9), events = events + ?11, "
+            "last_event_at = " +
+            greatest +
+            "(last_event_at, ?9), events = events + ?11, "
             "conversation = COALESCE(conversation, ?12), collection = COALESCE(collection, ?13), "
             "tokens_in = tokens_in + ?14, tokens_out = tokens_out + ?15 "
             "WHERE id = ?10");
@@ -356,7 +362,7 @@ private:
         o.worker = session->worker;
         if (session->ended) {
             end_seq_->bind(1, session->id);
-            auto end = end_seq_->first([](const storage::Row& row) {
+            auto end = end_seq_->first([](const storage::sql::Row& row) {
                 return row.is_null(0) ? std::optional<std::uint64_t>{}
                                       : static_cast<std::uint64_t>(row.int64(0));
             });
@@ -493,7 +499,7 @@ private:
         if (const auto found = sessions_.find(uri); found != sessions_.end()) return found->second;
         SessionRef ref;
         session_by_uri_->bind(1, std::string_view{uri});
-        auto stored = session_by_uri_->first([&](const storage::Row& row) {
+        auto stored = session_by_uri_->first([&](const storage::sql::Row& row) {
             ref.id = row.int64(0);
             ref.kind = row.optional_text(1).value_or("");
             ref.worker = row.optional_text(2).value_or("");
@@ -506,7 +512,7 @@ private:
             if (!next_session_id_) {
                 auto max = db_.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM sessions");
                 if (!max) return max.error();
-                auto next = max->first([](const storage::Row& row) { return row.int64(0); });
+                auto next = max->first([](const storage::sql::Row& row) { return row.int64(0); });
                 if (!next) return next.error();
                 next_session_id_ = next->value_or(0);
             }
@@ -528,7 +534,7 @@ private:
         auto select = db_.prepare("SELECT id, body FROM texts WHERE digest = ?1");
         if (!select) return select.error();
         select->bind_static(1, digest);
-        auto id = select->first([&](const storage::Row& row) {
+        auto id = select->first([&](const storage::sql::Row& row) {
             return row.text(1) == body ? std::optional<std::int64_t>{row.int64(0)} : std::nullopt;
         });
         if (!id) return id.error();
@@ -589,7 +595,7 @@ private:
         }
     }
 
-    Database& db_;
+    Connection& db_;
     const StoreConfig& config_;
     std::int64_t received_;
     std::optional<Statement> insert_event_;
@@ -614,7 +620,8 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
     BatchOutcome outcome;
     if (deliveries.empty()) return outcome;
     // Rolled back by its destructor on any early return.
-    auto transaction = storage::Transaction::begin(*db_, storage::Transaction::Kind::kImmediate);
+    auto transaction =
+        storage::sql::Transaction::begin(*db_, storage::sql::TransactionKind::kWrite);
     if (!transaction) return transaction.error();
     Ingest ingest(*db_, config_, to_ms(received));
     if (auto r = ingest.prepare(); !r) return r.error();

@@ -21,7 +21,7 @@
 #include "schema/term_json.hpp"
 #include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 
 namespace glassbox::trace {
@@ -31,9 +31,9 @@ using base::make_error;
 using base::Result;
 using detail::to_ms;
 using nlohmann::json;
-using storage::Database;
-using storage::Row;
-using storage::Statement;
+using storage::sql::Connection;
+using storage::sql::Row;
+using storage::sql::Statement;
 
 namespace {
 
@@ -119,7 +119,7 @@ json summary_of(const Row& q, std::int64_t cutoff) {
 }
 
 // Adds the sub-runs' tokens to a summary's (the run's own are in it) when it has sub-runs.
-Result<void> add_subrun_tokens(Database& db, std::int64_t id, json& summary) {
+Result<void> add_subrun_tokens(Connection& db, std::int64_t id, json& summary) {
     if (summary["subtraces"].get<std::int64_t>() == 0) return {};
     auto q = db.prepare(kRunTokens);
     if (!q) return q.error();
@@ -147,7 +147,7 @@ void bind_all(Statement& q, const std::vector<Binding>& bindings) {
 }
 
 // A stored triple record as JSON, its stored text re-inlined into its object.
-Result<json> triple_json(Database& db, const StoredTriple& record) {
+Result<json> triple_json(Connection& db, const StoredTriple& record) {
     // Stored text, read as untrusted as it arrived: a damaged file must not cost the stack.
     auto read = schema::parse_untrusted_json(record.triple);
     json t = read ? std::move(read).value() : json();
@@ -180,8 +180,8 @@ std::optional<std::pair<std::int64_t, std::int64_t>> parse_cursor(std::string_vi
 
 // Runs `body` inside one read transaction, so a multi-statement read sees one snapshot.
 template <typename F>
-auto in_read_transaction(Database& db, F&& body) -> decltype(body()) {
-    auto transaction = storage::Transaction::begin(db, storage::Transaction::Kind::kDeferred);
+auto in_read_transaction(Connection& db, F&& body) -> decltype(body()) {
+    auto transaction = storage::sql::Transaction::begin(db, storage::sql::TransactionKind::kRead);
     if (!transaction) return transaction.error();
     auto result = body();
     (void)transaction->commit();
@@ -298,7 +298,7 @@ struct SessionCount {
     bool exact = true;
 };
 
-Result<SessionCount> count_sessions(Database& db, const std::string& clause,
+Result<SessionCount> count_sessions(Connection& db, const std::string& clause,
                                     const std::vector<Binding>& filter_bindings,
                                     std::optional<std::int64_t> cap) {
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
@@ -306,9 +306,9 @@ Result<SessionCount> count_sessions(Database& db, const std::string& clause,
     std::string sql = "SELECT COUNT(*) FROM sessions" + clause;
     if (cap) {
         // Counting stops one past the cap: reaching it means "at least cap".
-        count_bindings.emplace_back(*cap == kMax ? std::int64_t{-1} : *cap + 1);
+        count_bindings.emplace_back(*cap == kMax ? kMax : *cap + 1);
         sql = "SELECT COUNT(*) FROM (SELECT 1 FROM sessions" + clause + " LIMIT ?" +
-              std::to_string(count_bindings.size()) + ")";
+              std::to_string(count_bindings.size()) + ") AS capped";
     }
     auto count = db.prepare(sql);
     if (!count) return count.error();
@@ -327,7 +327,7 @@ struct SessionPage {
     json next = nullptr;
 };
 
-Result<SessionPage> read_page(Database& db, const std::string& sql,
+Result<SessionPage> read_page(Connection& db, const std::string& sql,
                               const std::vector<Binding>& bindings, std::int64_t limit,
                               std::int64_t cutoff) {
     auto select = db.prepare(sql);
@@ -373,8 +373,11 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     if (query.since_ms) filter.where.push_back("started >= " + filter.param(*query.since_ms));
     if (query.until_ms) filter.where.push_back("started < " + filter.param(*query.until_ms));
     if (query.search) {
-        filter.where.push_back("question LIKE " + filter.param(like_pattern(*query.search)) +
-                               " ESCAPE '\\'");
+        // Case-insensitive: SQLite's LIKE is (for ASCII), PostgreSQL's is not.
+        const char* like =
+            db_->dialect() == storage::sql::Dialect::kPostgres ? " ILIKE " : " LIKE ";
+        filter.where.push_back("question" + std::string(like) +
+                               filter.param(like_pattern(*query.search)) + " ESCAPE '\\'");
     }
     if (query.parent) {
         auto parent = resolve_session(*query.parent);
@@ -431,7 +434,7 @@ namespace {
 // Each stored triple of a session in event order, its text re-inlined: fn(seq, triple) returns
 // base::Result<bool> (false stops).
 template <typename Fn>
-Result<void> each_stored_triple(Database& db, TripleBlobReader& reader, std::int64_t session,
+Result<void> each_stored_triple(Connection& db, TripleBlobReader& reader, std::int64_t session,
                                 Fn&& fn) {
     return detail::each_stored_record(
         db, reader, session, [&](std::int64_t seq, const StoredTriple& record) -> Result<bool> {
@@ -446,7 +449,7 @@ Result<std::vector<std::int64_t>> read_ids(Statement& q) {
     return q.collect([](const Row& row) { return row.int64(0); });
 }
 
-Result<json> show_session(Database& db, TripleBlobReader& reader, std::int64_t id,
+Result<json> show_session(Connection& db, TripleBlobReader& reader, std::int64_t id,
                           std::int64_t cutoff, int depth, std::set<std::int64_t>& seen) {
     seen.insert(id);
     json out = json::object();
@@ -622,20 +625,38 @@ Result<json> TraceStore::stats(WallClock::time_point now) {
             q->each([&](const Row& row) { by_status[std::string(row.text(0))] = row.int64(1); });
         if (!read) return read.error();
         out["by_status"] = std::move(by_status);
-        std::error_code ec;
-        std::uintmax_t bytes = 0;
-        for (const char* suffix : {"", "-wal"}) {
-            const auto size = std::filesystem::file_size(path_.string() + suffix, ec);
-            if (!ec) bytes += size;
-        }
-        out["db_bytes"] = bytes;
+        auto bytes = stored_bytes();
+        if (!bytes) return bytes.error();
+        out["db_bytes"] = *bytes;
         return out;
     });
 }
 
+Result<std::int64_t> TraceStore::stored_bytes() {
+    if (db_->dialect() == storage::sql::Dialect::kSqlite) {
+        std::error_code ec;
+        std::int64_t bytes = 0;
+        for (const char* suffix : {"", "-wal"}) {
+            const auto size = std::filesystem::file_size(path_.string() + suffix, ec);
+            if (!ec) bytes += static_cast<std::int64_t>(size);
+        }
+        return bytes;
+    }
+    // The tables with their indexes and TOAST data, as the server keeps them.
+    auto q = db_->prepare(
+        "SELECT CAST(COALESCE(SUM(pg_total_relation_size(c.oid)), 0) AS BIGINT) FROM pg_class c "
+        "WHERE c.relkind IN ('r', 'p') AND c.relnamespace = CAST(current_schema() AS regnamespace) "
+        "AND c.relname IN ('meta', 'sessions', 'events', 'texts', 'quarantine', 'turns', "
+        "'conversations')");
+    if (!q) return q.error();
+    auto n = q->first([](const Row& row) { return row.int64(0); });
+    if (!n) return n.error();
+    return n->value_or(0);
+}
+
 namespace detail {
 
-Result<std::optional<std::string>> stored_text(Database& db, std::int64_t id) {
+Result<std::optional<std::string>> stored_text(Connection& db, std::int64_t id) {
     auto q = db.prepare("SELECT body FROM texts WHERE id = ?1");
     if (!q) return q.error();
     q->bind(1, id);

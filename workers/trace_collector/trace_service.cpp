@@ -236,13 +236,13 @@ Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stat
 
 }  // namespace
 
-ReadStorePool::ReadStorePool(std::filesystem::path path, StoreConfig config)
-    : path_(std::move(path)), config_(config) {}
+ReadStorePool::ReadStorePool(StoreLocation location, StoreConfig config)
+    : location_(std::move(location)), config_(config) {}
 
 Result<json> ReadStorePool::with_writer(const std::function<Result<json>(TraceStore&)>& use) {
     std::lock_guard lock(writer_mutex_);
     if (!writer_) {
-        auto opened = TraceStore::open(path_, OpenMode::kReadWrite, config_);
+        auto opened = TraceStore::open(location_, OpenMode::kReadWrite, config_);
         if (!opened) return opened.error();
         writer_ = std::move(opened).value();
     }
@@ -259,7 +259,7 @@ Result<json> ReadStorePool::with_store(const std::function<Result<json>(TraceSto
         }
     }
     if (!store) {
-        auto opened = TraceStore::open(path_, OpenMode::kReadOnly, config_);
+        auto opened = TraceStore::open(location_, OpenMode::kReadOnly, config_);
         if (!opened) return opened.error();
         store = std::move(opened).value();
     }

@@ -32,19 +32,19 @@ inline constexpr std::int64_t kMaxConversationsLimit = 1000;
 // connection is single-threaded); opened on demand, kept for reuse.
 class ReadStorePool {
 public:
-    ReadStorePool(std::filesystem::path path, StoreConfig config);
+    ReadStorePool(StoreLocation location, StoreConfig config);
 
     // Runs `use` with a connection of its own; the connection's open error otherwise.
     base::Result<nlohmann::json> with_store(
         const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
     // Runs `use` with the one read-write connection, for `forget`: the only write the service
-    // makes. It waits for the collector's commit in progress (SQLite's write lock, within
-    // StoreConfig::busy_timeout); writes through it are serialised by a mutex.
+    // makes. It waits for the collector's commit in progress (the store's write lock; on SQLite
+    // within StoreConfig::busy_timeout); writes through it are serialised by a mutex.
     base::Result<nlohmann::json> with_writer(
         const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
 
 private:
-    std::filesystem::path path_;
+    StoreLocation location_;
     StoreConfig config_;
     std::mutex mutex_;
     std::vector<std::unique_ptr<TraceStore>> idle_;

@@ -61,6 +61,18 @@ struct StoreConfig {
 
 enum class OpenMode { kReadWrite, kReadOnly };
 
+// Where the store lives: a SQLite file, or (postgres_dsn set) a PostgreSQL database, whose
+// read-only connections go to postgres_read_dsn when that is set (a hot standby).
+struct StoreLocation {
+    std::filesystem::path path;
+    std::string postgres_dsn;
+    std::string postgres_read_dsn;
+
+    bool postgres() const noexcept { return !postgres_dsn.empty(); }
+    // The file's path, or "PostgreSQL at host:port" (never a password): for messages.
+    std::string describe() const;
+};
+
 // What one store_batch did.
 struct BatchOutcome {
     std::size_t stored = 0;       // new (session, seq) events written
@@ -103,20 +115,32 @@ using NquadsSink = std::function<bool(std::string_view lines)>;
 
 }  // namespace glassbox::trace
 
-namespace glassbox::storage {
-class Database;
-}  // namespace glassbox::storage
+namespace glassbox::storage::sql {
+class Connection;
+}  // namespace glassbox::storage::sql
 
 namespace glassbox::trace {
 
-// One SQLite connection. A read-write store is the collector's (one writer per file); any
-// number of read-only stores may read beside it (WAL). Not thread-safe: one thread at a time.
+// One connection to the store: a SQLite file (the embedded default) or a PostgreSQL database.
+// On SQLite a read-write store is the collector's (one writer per file) and any number of
+// read-only stores may read beside it (WAL); on PostgreSQL any number of collectors on any hosts
+// may write one database (each batch takes the store's writer lock) and readers may use a
+// standby. Not thread-safe: one thread at a time.
 class TraceStore {
 public:
     // Creates the file (0600) and schema in kReadWrite mode. A file that is not a SQLite
     // database, or not a trace store, or cannot be opened: Internal, with the path and reason
     // in one line.
     static base::Result<std::unique_ptr<TraceStore>> open(const std::filesystem::path& path,
+                                                          OpenMode mode, StoreConfig config = {});
+    // The store in the PostgreSQL database `dsn` names (libpq's keyword/value or URI form);
+    // kReadWrite creates the schema. The server unreachable: StoreUnavailable naming host and
+    // port (never the password); a database holding something else: Internal.
+    static base::Result<std::unique_ptr<TraceStore>> open_postgres(const std::string& dsn,
+                                                                   OpenMode mode,
+                                                                   StoreConfig config = {});
+    // open or open_postgres, as `location` says (kReadOnly on postgres_read_dsn when set).
+    static base::Result<std::unique_ptr<TraceStore>> open(const StoreLocation& location,
                                                           OpenMode mode, StoreConfig config = {});
     ~TraceStore();
     TraceStore(const TraceStore&) = delete;
@@ -163,16 +187,24 @@ public:
     // ambiguous prefix: InvalidRequest listing the matches.
     base::Result<std::string> resolve_session(std::string_view id);
 
+    // The SQLite file; empty on PostgreSQL.
     const std::filesystem::path& path() const noexcept { return path_; }
     const StoreConfig& config() const noexcept { return config_; }
+    // "sqlite" or "postgres".
+    std::string_view backend() const noexcept;
 
 private:
     TraceStore(std::filesystem::path path, StoreConfig config,
-               std::unique_ptr<storage::Database> db);
+               std::unique_ptr<storage::sql::Connection> db);
+    // What the store takes on disk (SQLite: the file and its WAL; PostgreSQL: its tables).
+    base::Result<std::int64_t> stored_bytes();
+    // The schema version check every open ends with; `where` names the store in errors.
+    static base::Result<std::unique_ptr<TraceStore>> checked(std::unique_ptr<TraceStore> store,
+                                                             const std::string& where);
 
     std::filesystem::path path_;
     StoreConfig config_;
-    std::unique_ptr<storage::Database> db_;
+    std::unique_ptr<storage::sql::Connection> db_;
 };
 
 // Checks one delivery: frames well formed, the body an explain message (§8) whose session, seq

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "base/result.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 #include "workers/trace_collector/triple_blob.hpp"
 
@@ -17,7 +17,7 @@ namespace glassbox::trace::detail {
 // Indexes session `session` as a turn of its conversation when it is an ended top-level run
 // with gb:conversation (and not indexed yet), then drops the conversation's turns beyond the
 // bounds. Runs inside the ingest transaction (conversation_index.cpp).
-base::Result<void> index_turn(storage::Database& db, const StoreConfig& config,
+base::Result<void> index_turn(storage::sql::Connection& db, const StoreConfig& config,
                               std::int64_t session);
 
 inline std::int64_t to_ms(WallClock::time_point time) {
@@ -26,19 +26,19 @@ inline std::int64_t to_ms(WallClock::time_point time) {
 
 // The body of stored text `id`; nullopt when it is gone (its triple then keeps the "" it was
 // stored with).
-base::Result<std::optional<std::string>> stored_text(storage::Database& db, std::int64_t id);
+base::Result<std::optional<std::string>> stored_text(storage::sql::Connection& db, std::int64_t id);
 
 // Each stored triple record of session row `session`, in (seq, order) order: fn(seq, record)
 // returns base::Result<bool> (false stops); the record's views last until fn returns. A blob
 // that does not decode is Internal, naming the event.
 template <typename Fn>
-base::Result<void> each_stored_record(storage::Database& db, TripleBlobReader& reader,
+base::Result<void> each_stored_record(storage::sql::Connection& db, TripleBlobReader& reader,
                                       std::int64_t session, Fn&& fn) {
     auto q =
         db.prepare("SELECT seq, triple_count, triples FROM events WHERE session = ?1 ORDER BY seq");
     if (!q) return q.error();
     q->bind(1, session);
-    return q->each([&](const storage::Row& row) -> base::Result<bool> {
+    return q->each([&](const storage::sql::Row& row) -> base::Result<bool> {
         const std::int64_t seq = row.int64(0);
         auto records = reader.decode(row.blob(2), row.int64(1));
         if (!records) {

@@ -9,7 +9,7 @@
 #include "bus/detail/frame_io.hpp"
 #include "schema/protocol.hpp"
 #include "tests/support/file_size_limit.hpp"
-#include "tests/support/trace_fixture.hpp"
+#include "tests/support/trace_store_suite.hpp"
 #include "workers/trace_collector/collector.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
@@ -36,6 +36,9 @@ protected:
         config.batch_wait = milliseconds{2};
         config.retry_delay = milliseconds{100};
         collector_ = std::make_unique<Collector>(context_, config, *store_);
+        // What the test reads, beside the collector's own connection (used by its thread).
+        reader_ = reopen(OpenMode::kReadOnly);
+        ASSERT_TRUE(reader_);
         thread_ = std::thread([this] { collector_->run(); });
     }
     void TearDown() override {
@@ -44,6 +47,7 @@ protected:
             thread_.join();
         }
         collector_.reset();
+        reader_.reset();
         StoreTest::TearDown();
     }
     // The next collector message other than HEARTBEAT: [identity] [empty] ["GBE01"] [command] ...
@@ -76,10 +80,13 @@ protected:
     std::string endpoint_ = "inproc://fake-broker-" + std::to_string(getpid());
     std::string identity_;
     std::unique_ptr<Collector> collector_;
+    std::unique_ptr<TraceStore> reader_;
     std::thread thread_;
 };
 
-TEST_F(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
+GLASSBOX_TRACE_BACKENDS(CollectorTest);
+
+TEST_P(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
     auto attach = next();
     ASSERT_EQ(attach.size(), 5u);
     EXPECT_EQ(attach[3], std::string(1, cmd::kAttach));
@@ -97,8 +104,8 @@ TEST_F(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
         ASSERT_GE(ack.size(), 5u);
         ASSERT_EQ(ack[3], std::string(1, cmd::kAck));
         // By the time the ACK arrives the events are in the store.
-        auto listed = store_->list({});
-        ASSERT_TRUE(listed.ok());
+        auto listed = reader_->list({});
+        ASSERT_TRUE(listed.ok()) << listed.error().describe();
         EXPECT_EQ((*listed)["total"], 1);
         for (std::size_t i = 4; i < ack.size(); ++i) acked.insert(ack[i]);
     }
@@ -128,11 +135,11 @@ TEST_F(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
 // Issue 20 (docs/protocol.md §6.1): the broker applies an ACK only for what it delivered on
 // the collector's current attachment. Deliveries received before a DETACH are stored all the
 // same, but not acknowledged: the broker hands them out again.
-TEST_F(CollectorTest, AcknowledgesOnlyTheDeliveriesOfItsCurrentAttachment) {
+TEST_P(CollectorTest, AcknowledgesOnlyTheDeliveriesOfItsCurrentAttachment) {
     ASSERT_EQ(next()[3], std::string(1, cmd::kAttach));
     const auto run = FakeRun::make("echo", "q", kT0);
     {
-        test_support::FileSizeLimit full(1);  // the batch waits, unacknowledged
+        const WritesFail full(*site_);  // the batch waits, unacknowledged
         deliver(delivery_of(run.open(), 40));
         deliver(delivery_of(run.end(), 41));
         while (collector_->counters().store_failures.load() == 0) {
@@ -149,7 +156,7 @@ TEST_F(CollectorTest, AcknowledgesOnlyTheDeliveriesOfItsCurrentAttachment) {
     ASSERT_EQ(ack.size(), 5u) << "one id: the one delivered on this attachment";
     EXPECT_EQ(ack[3], std::string(1, cmd::kAck));
     EXPECT_EQ(ack[4], "41");
-    auto shown = store_->show(run.session());
+    auto shown = reader_->show(run.session());
     ASSERT_TRUE(shown.ok());
     EXPECT_EQ((*shown)["session"]["events"], 2) << "both stored";
 }
@@ -158,11 +165,11 @@ TEST_F(CollectorTest, AcknowledgesOnlyTheDeliveriesOfItsCurrentAttachment) {
 // broker keeps it; it is stored and acknowledged once the store can write again. The `trace`
 // service's stats say so meanwhile (failures, deliveries not yet stored, the error) and show
 // the recovery after.
-TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
+TEST_P(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
     ASSERT_EQ(next()[3], std::string(1, cmd::kAttach));
     const auto run = FakeRun::make("echo", "q", kT0);
     // What the `trace` service answers beside this collector (its own read-only connection).
-    auto reader = TraceStore::open(dir_ / "traces.db", OpenMode::kReadOnly, config_);
+    auto reader = site_->open(OpenMode::kReadOnly, config_);
     ASSERT_TRUE(reader.ok()) << reader.error().describe();
     const auto stats = [&]() -> std::optional<schema::TraceCollectorStats> {
         auto reply = answer_trace_request(
@@ -182,7 +189,7 @@ TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
     EXPECT_EQ(before->pending, 0u);
     EXPECT_EQ(before->last_store_error, "");
     {
-        test_support::FileSizeLimit full(1);  // no file of the process grows past one byte
+        const WritesFail full(*site_);  // as a full disk
         deliver(delivery_of(run.open(), 20));
         deliver(delivery_of(run.end(), 21));
         // The fake broker heartbeats (the collector stays attached) and must see no ACK.
@@ -218,7 +225,7 @@ TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
         for (std::size_t i = 4; i < ack.size(); ++i) acked.insert(ack[i]);
     }
     EXPECT_EQ(acked, (std::set<std::string>{"20", "21"}));
-    auto listed = store_->list({});
+    auto listed = reader_->list({});
     ASSERT_TRUE(listed.ok());
     EXPECT_EQ((*listed)["total"], 1);
     const auto recovered = stats();
@@ -232,7 +239,7 @@ TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
     EXPECT_NE(recovered->last_store_error, "");  // kept for the record: the last failure's cause
 }
 
-TEST_F(CollectorTest, ReconnectsWhenTheBrokerIsSilent) {
+TEST_P(CollectorTest, ReconnectsWhenTheBrokerIsSilent) {
     ASSERT_EQ(next()[3], std::string(1, cmd::kAttach));
     // Say nothing for longer than liveness × heartbeat (3 × 100 ms): a fresh ATTACH follows.
     auto again = next();

@@ -10,7 +10,7 @@
 #include "base/utf8.hpp"
 #include "schema/messages_trace.hpp"
 #include "storage/sqlite_database.hpp"
-#include "tests/support/trace_fixture.hpp"
+#include "tests/support/trace_store_suite.hpp"
 #include "tests/support/wait_until.hpp"
 #include "tests/unit/workers/trace_collector/schema3_store.hpp"
 #include "workers/trace_collector/trace_service.hpp"
@@ -62,7 +62,9 @@ protected:
     }
 };
 
-TEST_F(ConversationTest, AnEndedTopLevelRunWithAConversationIsATurn) {
+GLASSBOX_TRACE_BACKENDS(ConversationTest);
+
+TEST_P(ConversationTest, AnEndedTopLevelRunWithAConversationIsATurn) {
     const auto first = turn_run("chat-1", "Who wrote Dune?", kT0);
     const auto sub = turn_run("chat-1", "a sub-question", kT0 + 1, first.uris.analysis(0));
     auto plain = FakeRun::make("graph-rag", "no conversation", kT0 + 2);
@@ -99,7 +101,7 @@ TEST_F(ConversationTest, AnEndedTopLevelRunWithAConversationIsATurn) {
     EXPECT_EQ(turns("chat-1").size(), 3u);
 }
 
-TEST_F(ConversationTest, TheLastNTurnsOldestFirstAndConversationsMostRecentFirst) {
+TEST_P(ConversationTest, TheLastNTurnsOldestFirstAndConversationsMostRecentFirst) {
     std::vector<schema::ExplainMessage> batch;
     for (int i = 0; i < 5; ++i) {
         const auto run = turn_run("a", "q" + std::to_string(i), kT0 + i * 1000);
@@ -128,7 +130,7 @@ TEST_F(ConversationTest, TheLastNTurnsOldestFirstAndConversationsMostRecentFirst
     EXPECT_EQ((*one)["sessions"].size(), 1u);
 }
 
-TEST_F(ConversationTest, AtMostMaxTurnsAreKeptTheOldestDropped) {
+TEST_P(ConversationTest, AtMostMaxTurnsAreKeptTheOldestDropped) {
     std::vector<schema::ExplainMessage> batch;
     for (int i = 0; i < 70; ++i) {
         const auto run = turn_run("long", "q" + std::to_string(i), kT0 + i);
@@ -148,7 +150,7 @@ TEST_F(ConversationTest, AtMostMaxTurnsAreKeptTheOldestDropped) {
     EXPECT_EQ((*listed)["sessions"][0]["started"], base::format_xsd_datetime_ms(kT0 + 6));
 }
 
-TEST_F(ConversationTest, AtMostMaxBytesOfTurnTextAndOneTurnIsCutToItsBudget) {
+TEST_P(ConversationTest, AtMostMaxBytesOfTurnTextAndOneTurnIsCutToItsBudget) {
     config_.conversation_max_bytes = 1000;
     config_.turn_max_bytes = 400;
     TearDown();
@@ -185,7 +187,7 @@ TEST_F(ConversationTest, AtMostMaxBytesOfTurnTextAndOneTurnIsCutToItsBudget) {
     EXPECT_EQ(t.size(), 4u) << t.dump();  // 400 + 3 × 200
 }
 
-TEST_F(ConversationTest, ForgetDeletesTheTurnsAndKeepsTheTraces) {
+TEST_P(ConversationTest, ForgetDeletesTheTurnsAndKeepsTheTraces) {
     const auto run = turn_run("secret", "What did I ask?", kT0);
     const auto other = turn_run("kept", "Still here?", kT0 + 1);
     store({run.open(), run.end(), other.open(), other.end()}, kT0 + 10);
@@ -203,7 +205,8 @@ TEST_F(ConversationTest, ForgetDeletesTheTurnsAndKeepsTheTraces) {
     EXPECT_EQ((*again)["deleted"], 0);
 }
 
-TEST_F(ConversationTest, AVersion1StoreIsMigratedOnOpen) {
+TEST_P(ConversationTest, AVersion1StoreIsMigratedOnOpen) {
+    if (on_postgres()) GTEST_SKIP() << "SQLite's migrations (PostgreSQL stores start at 4)";
     const auto before = FakeRun::make("echo", "stored by version 1", kT0);
     store({before.open(), before.end()}, kT0 + 10);
     store_.reset();
@@ -241,7 +244,9 @@ protected:
     }
 };
 
-TEST_F(ConversationServiceTest, OpsAndTheirChecks) {
+GLASSBOX_TRACE_BACKENDS(ConversationServiceTest);
+
+TEST_P(ConversationServiceTest, OpsAndTheirChecks) {
     for (int i = 0; i < 12; ++i) {
         const auto run = turn_run("s1", "q" + std::to_string(i), kT0 + i);
         store({run.open(), run.end()}, kT0 + 100 + i);
@@ -276,11 +281,11 @@ TEST_F(ConversationServiceTest, OpsAndTheirChecks) {
 
 // Issue 31: the previous turn's answer can reach the asker before its trace reaches the store.
 // `settle_ms` waits for the conversation's running runs, but never for the asker's own.
-TEST_F(ConversationServiceTest, TurnsSettleWaitsForTheConversationsRunningRunButNotTheAskers) {
+TEST_P(ConversationServiceTest, TurnsSettleWaitsForTheConversationsRunningRunButNotTheAskers) {
     const auto previous = turn_run("s2", "Who designed Greyhollow Light?", kT0);
     const auto asker = turn_run("s2", "What else did she design?", kT0 + 50);
     store({previous.open(), asker.open()}, kT0 + 51);
-    auto reader = TraceStore::open(dir_ / "traces.db", OpenMode::kReadOnly, config_);
+    auto reader = site_->open(OpenMode::kReadOnly, config_);
     ASSERT_TRUE(reader.ok()) << reader.error().describe();
     // The previous run ends once the request is settling: the collector's counters are read
     // only there (they say nothing is in flight), so the end comes while it waits.
@@ -325,7 +330,7 @@ TEST_F(ConversationServiceTest, TurnsSettleWaitsForTheConversationsRunningRunBut
 
 // `strict`: a person asked for a conversation by its id, and a typo is NotFound naming the
 // nearest, not an empty conversation.
-TEST_F(ConversationServiceTest, AStrictTurnsOfAnUnknownConversationIsNotFoundWithTheNearest) {
+TEST_P(ConversationServiceTest, AStrictTurnsOfAnUnknownConversationIsNotFoundWithTheNearest) {
     const auto run = turn_run("chat-1a2b", "q", kT0);
     store({run.open(), run.end()}, kT0 + 10);
     auto known = ask({{"op", "turns"}, {"session_id", "chat-1a2b"}, {"strict", true}});

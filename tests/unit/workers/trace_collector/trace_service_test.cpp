@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "schema/messages_trace.hpp"
-#include "tests/support/trace_fixture.hpp"
+#include "tests/support/trace_store_suite.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::trace::testing {
@@ -23,7 +23,9 @@ protected:
     }
 };
 
-TEST_F(TraceServiceTest, ListShowExportStats) {
+GLASSBOX_TRACE_BACKENDS(TraceServiceTest);
+
+TEST_P(TraceServiceTest, ListShowExportStats) {
     const auto run = FakeRun::make("echo", "what is glass?", kT0);
     store({run.open(), run.end()}, kT0 + 20);
     auto listed = ask({{"op", "list"}, {"kind", "echo"}, {"since", "2026-09-21T00:00:00Z"}});
@@ -52,7 +54,7 @@ TEST_F(TraceServiceTest, ListShowExportStats) {
 
 // The service sends the store's JSON as it is once it decodes as the contract's type: that is
 // only right while the store writes exactly what the type's encoder would.
-TEST_F(TraceServiceTest, RepliesAreTheContractsEncodingByteForByte) {
+TEST_P(TraceServiceTest, RepliesAreTheContractsEncodingByteForByte) {
     const auto done = FakeRun::make("graph-rag", "who built it?", kT0);
     const auto failed = FakeRun::make("echo", "and then?", kT0 + 100);
     const auto child = FakeRun::make("document-rag", "sub-question", kT0 + 5, done.uris.question());
@@ -83,7 +85,7 @@ TEST_F(TraceServiceTest, RepliesAreTheContractsEncodingByteForByte) {
     same_as_encoded(schema::TraceStats{}, *stats);
 }
 
-TEST_F(TraceServiceTest, BadInputIsATypedError) {
+TEST_P(TraceServiceTest, BadInputIsATypedError) {
     EXPECT_EQ(ask(json::array()).error().type, ErrorType::kInvalidRequest);
     EXPECT_EQ(ask({{"op", "drop"}}).error().type, ErrorType::kInvalidRequest);
     EXPECT_EQ(ask({{"op", 1}}).error().type, ErrorType::kInvalidRequest);
@@ -100,7 +102,7 @@ TEST_F(TraceServiceTest, BadInputIsATypedError) {
     EXPECT_EQ(ask({{"op", "export"}, {"until", 5}}).error().type, ErrorType::kInvalidRequest);
 }
 
-TEST_F(TraceServiceTest, ExportStopsWhenTheSinkRefuses) {
+TEST_P(TraceServiceTest, ExportStopsWhenTheSinkRefuses) {
     const auto run = FakeRun::make("echo", "q", kT0);
     store({run.open(), run.end()}, kT0 + 20);
     auto stopped =
@@ -110,7 +112,7 @@ TEST_F(TraceServiceTest, ExportStopsWhenTheSinkRefuses) {
 }
 
 TEST(ReadStorePool, ReportsAnUnopenableStore) {
-    ReadStorePool pool(fresh_dir() / "missing.db", StoreConfig{});
+    ReadStorePool pool(StoreLocation{fresh_dir() / "missing.db", "", ""}, StoreConfig{});
     auto answer = pool.with_store([](TraceStore& store) { return store.stats(); });
     ASSERT_FALSE(answer.ok());
     EXPECT_EQ(answer.error().type, ErrorType::kInternal);

@@ -7,7 +7,7 @@
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "storage/sqlite_database.hpp"
-#include "tests/support/trace_fixture.hpp"
+#include "tests/support/trace_store_suite.hpp"
 #include "tests/unit/workers/trace_collector/schema3_store.hpp"
 
 namespace glassbox::trace::testing {
@@ -86,7 +86,10 @@ json expected_triples(const schema::ExplainMessage& m) {
     return out;
 }
 
-TEST_F(BlobStoreTest, AnEventsTriplesAreOneBlobAndReadBackExactly) {
+// These read and damage the SQLite file itself.
+GLASSBOX_TRACE_SQLITE_ONLY(BlobStoreTest);
+
+TEST_P(BlobStoreTest, AnEventsTriplesAreOneBlobAndReadBackExactly) {
     const auto run = FakeRun::make("echo", "q", kT0);
     const auto messages = messages_of(run);
     const auto outcome = store(messages, kT0 + 20);
@@ -123,7 +126,7 @@ TEST_F(BlobStoreTest, AnEventsTriplesAreOneBlobAndReadBackExactly) {
     EXPECT_EQ(count(*db, "SELECT typeof(triples) = 'blob' FROM events WHERE seq = 2"), 1);
 }
 
-TEST_F(BlobStoreTest, ARedeliveredEventIsStoredOnceAndAddsNoText) {
+TEST_P(BlobStoreTest, ARedeliveredEventIsStoredOnceAndAddsNoText) {
     const auto run = FakeRun::make("echo", "q", kT0);
     const auto messages = messages_of(run);
     store(messages, kT0 + 20);
@@ -137,7 +140,7 @@ TEST_F(BlobStoreTest, ARedeliveredEventIsStoredOnceAndAddsNoText) {
     EXPECT_EQ((*stats)["texts"], 2);
 }
 
-TEST_F(BlobStoreTest, ADamagedBlobIsATypedErrorThroughShowAndExport) {
+TEST_P(BlobStoreTest, ADamagedBlobIsATypedErrorThroughShowAndExport) {
     const auto run = FakeRun::make("echo", "q", kT0);
     const auto other = FakeRun::make("echo", "other", kT0 + 1);
     store(messages_of(run), kT0 + 20);
@@ -178,7 +181,7 @@ TEST_F(BlobStoreTest, ADamagedBlobIsATypedErrorThroughShowAndExport) {
     expect_damaged("no blob for its triples");
 }
 
-TEST_F(BlobStoreTest, ASchema3StoreIsMigratedWithEveryTriple) {
+TEST_P(BlobStoreTest, ASchema3StoreIsMigratedWithEveryTriple) {
     const auto run = FakeRun::make("echo", "q", kT0);
     const auto parent = FakeRun::make("agent", "parent", kT0 + 5);
     const auto child = FakeRun::make("echo", "child", kT0 + 6, parent.uris.question());
@@ -240,7 +243,7 @@ TEST_F(BlobStoreTest, ASchema3StoreIsMigratedWithEveryTriple) {
               expected_triples(after.end(TraceStatus::kComplete, kLongOne)));
 }
 
-TEST_F(BlobStoreTest, AMigrationThatFailsLeavesTheSchema3StoreAsItWas) {
+TEST_P(BlobStoreTest, AMigrationThatFailsLeavesTheSchema3StoreAsItWas) {
     const auto run = FakeRun::make("echo", "q", kT0);
     store(messages_of(run), kT0 + 20);
     store_.reset();

@@ -10,7 +10,7 @@
 #include "schema/messages_trace.hpp"
 #include "schema/nquads.hpp"
 #include "schema/term_json.hpp"
-#include "tests/support/trace_fixture.hpp"
+#include "tests/support/trace_store_suite.hpp"
 
 namespace glassbox::trace::testing {
 namespace {
@@ -21,13 +21,14 @@ using schema::TraceStatus;
 
 constexpr std::int64_t kT0 = 1'790'000'000'000;  // 2026-09-21, epoch ms
 
-TEST_F(StoreTest, FileIsOwnerOnly) {
+TEST_P(StoreTest, FileIsOwnerOnly) {
+    if (on_postgres()) GTEST_SKIP() << "a SQLite file's mode";
     struct stat info {};
     ASSERT_EQ(::stat((dir_ / "traces.db").c_str(), &info), 0);
     EXPECT_EQ(info.st_mode & 0777, 0600u);
 }
 
-TEST_F(StoreTest, SameSessionSeqIsStoredOnce) {
+TEST_P(StoreTest, SameSessionSeqIsStoredOnce) {
     const auto run = FakeRun::make("echo", "why?", kT0);
     const auto first = store({run.open(), run.end()}, kT0 + 20);
     EXPECT_EQ(first.stored, 2u);
@@ -46,7 +47,7 @@ TEST_F(StoreTest, SameSessionSeqIsStoredOnce) {
     EXPECT_EQ((*shown)["session"]["events"], 2);
 }
 
-TEST_F(StoreTest, StatusRunningCompleteErrorIncomplete) {
+TEST_P(StoreTest, StatusRunningCompleteErrorIncomplete) {
     config_.incomplete_after = std::chrono::seconds{1};
     TearDown();
     SetUp();
@@ -79,7 +80,7 @@ TEST_F(StoreTest, StatusRunningCompleteErrorIncomplete) {
     EXPECT_EQ((*stats)["by_status"]["error"], 1);
 }
 
-TEST_F(StoreTest, EndBeforeStartStillGivesFullSummary) {
+TEST_P(StoreTest, EndBeforeStartStillGivesFullSummary) {
     const auto run = FakeRun::make("echo", "reordered", kT0);
     store({run.end()}, kT0 + 50);
     store({run.open()}, kT0 + 60);
@@ -99,7 +100,7 @@ TEST_F(StoreTest, EndBeforeStartStillGivesFullSummary) {
     EXPECT_EQ((*shown)["events"][1]["state"], "complete");
 }
 
-TEST_F(StoreTest, LongTextsAreStoredOnceAndReinlined) {
+TEST_P(StoreTest, LongTextsAreStoredOnceAndReinlined) {
     const std::string answer(3000, 'a');
     const auto one = FakeRun::make("echo", "q1", kT0);
     const auto two = FakeRun::make("echo", "q2", kT0 + 1);
@@ -128,7 +129,7 @@ TEST_F(StoreTest, LongTextsAreStoredOnceAndReinlined) {
     EXPECT_NE(nquads.find('"' + answer + '"'), std::string::npos);
 }
 
-TEST_F(StoreTest, TriplesAreStoredInTheirCanonicalEncodingWhateverTheirReceivedForm) {
+TEST_P(StoreTest, TriplesAreStoredInTheirCanonicalEncodingWhateverTheirReceivedForm) {
     const auto run = FakeRun::make("echo", "why?", kT0);
     auto message = run.open();
     ASSERT_FALSE(message.explain_graph.empty());
@@ -173,7 +174,7 @@ TEST_F(StoreTest, TriplesAreStoredInTheirCanonicalEncodingWhateverTheirReceivedF
     }
 }
 
-TEST_F(StoreTest, BodiesInAnyLayoutAndEscapingReadBackAsTheirTriples) {
+TEST_P(StoreTest, BodiesInAnyLayoutAndEscapingReadBackAsTheirTriples) {
     // Pretty-printed, non-ASCII escaped as \uXXXX, quotes and controls in the question, a long
     // answer (to the texts table) with escapes: stored as received, read back decoded.
     const std::string question = "was \"ünïcödé\" 🚀\tokay?";
@@ -230,7 +231,7 @@ std::vector<std::string> iris_of(const schema::Triple& t) {
 // IRIs they carry. Each is stored as a valid IRI (percent-encoded, under urn:glassbox:iri: when
 // it has no scheme), nothing is lost, and the trace's show and N-Quads export hold only IRIs
 // N-Triples accepts.
-TEST_F(StoreTest, IrisThatNTriplesRejectsAreStoredRewrittenNotLost) {
+TEST_P(StoreTest, IrisThatNTriplesRejectsAreStoredRewrittenNotLost) {
     const std::string bad = "not a uri <>\"\n";
     const std::string spaced = "urn:x y";
     // A run whose session, step, parent and triples all carry such IRIs.
@@ -327,11 +328,11 @@ TEST_F(StoreTest, IrisThatNTriplesRejectsAreStoredRewrittenNotLost) {
     EXPECT_EQ(stored[5].o, schema::iri("urn:glassbox:iri:%60tick%60"));
 }
 
-TEST_F(StoreTest, OneBatchGivesTheSameSessionRowAsOneBatchPerEvent) {
+TEST_P(StoreTest, OneBatchGivesTheSameSessionRowAsOneBatchPerEvent) {
     const auto a = FakeRun::make("echo", "same?", kT0);
     const auto b = FakeRun::with_uuid(a.uris.uuid(), "echo", "same?", kT0);
-    auto other_dir = fresh_dir();
-    auto other = TraceStore::open(other_dir / "t.db", OpenMode::kReadWrite, config_);
+    const StoreSite other_site(GetParam());
+    auto other = other_site.open(OpenMode::kReadWrite, config_);
     ASSERT_TRUE(other.ok());
     store({a.open(), a.end(TraceStatus::kError)}, kT0 + 10);
     for (const auto& m : {b.open(), b.end(TraceStatus::kError)}) {
@@ -345,10 +346,9 @@ TEST_F(StoreTest, OneBatchGivesTheSameSessionRowAsOneBatchPerEvent) {
     EXPECT_EQ((*one)["sessions"][0]["events"], 2);
     EXPECT_EQ((*one)["sessions"][0]["status"], "error");
     other->reset();
-    std::filesystem::remove_all(other_dir);
 }
 
-TEST_F(StoreTest, MalformedDeliveriesAreQuarantinedWithTheirReason) {
+TEST_P(StoreTest, MalformedDeliveriesAreQuarantinedWithTheirReason) {
     const auto run = FakeRun::make("echo", "q", kT0);
     auto good = delivery_of(run.open(), 1);
     // A copy of `good` under delivery id `id`, changed by `change`.
@@ -397,7 +397,7 @@ TEST_F(StoreTest, MalformedDeliveriesAreQuarantinedWithTheirReason) {
 // to another user's completed trace): kept aside in quarantine with its reason, never part of
 // the trace. What may still come after an end: a redelivery (a duplicate), an earlier seq
 // delivered late, and the broker's own error end (SpoolFull after the worker's end).
-TEST_F(StoreTest, AWriteAfterASessionsEndIsRefused) {
+TEST_P(StoreTest, AWriteAfterASessionsEndIsRefused) {
     const auto run = FakeRun::make("echo", "why?", kT0);
     const auto first = store({run.open(), run.end()}, kT0 + 20);
     ASSERT_EQ(first.stored, 2u);
@@ -447,7 +447,7 @@ TEST_F(StoreTest, AWriteAfterASessionsEndIsRefused) {
 
 // A session belongs to the service (named by the broker in DELIVER) and the worker that wrote
 // its first message: another's write into it is refused.
-TEST_F(StoreTest, AWriteIntoAnotherServicesOrWorkersSessionIsRefused) {
+TEST_P(StoreTest, AWriteIntoAnotherServicesOrWorkersSessionIsRefused) {
     const auto run = FakeRun::make("graph-rag", "who?", kT0);
     ASSERT_EQ(store({run.open()}, kT0 + 10).stored, 1u);
 
@@ -506,7 +506,10 @@ protected:
     FakeRun child_ = FakeRun::make("echo", "", 0);
 };
 
-TEST_F(ListTest, NewestFirstSubtracesHidden) {
+GLASSBOX_TRACE_BACKENDS(StoreTest);
+GLASSBOX_TRACE_BACKENDS(ListTest);
+
+TEST_P(ListTest, NewestFirstSubtracesHidden) {
     EXPECT_EQ(sessions({}),
               (std::vector<std::string>{runs_[4].session(), runs_[3].session(), runs_[2].session(),
                                         runs_[1].session(), runs_[0].session()}));
@@ -520,7 +523,7 @@ TEST_F(ListTest, NewestFirstSubtracesHidden) {
     EXPECT_EQ(sessions(children), std::vector<std::string>{child_.session()});
 }
 
-TEST_F(ListTest, Filters) {
+TEST_P(ListTest, Filters) {
     ListQuery q;
     q.kind = "graph-rag";
     EXPECT_EQ(sessions(q), (std::vector<std::string>{runs_[3].session(), runs_[1].session()}));
@@ -547,7 +550,7 @@ TEST_F(ListTest, Filters) {
 
 // Issue 31: a kind that is a near miss of a known one is a typo, not an empty list; a kind near
 // nothing known lists nothing (a service whose first run is still to come).
-TEST_F(ListTest, AMisspeltKindIsAnErrorNamingTheNearest) {
+TEST_P(ListTest, AMisspeltKindIsAnErrorNamingTheNearest) {
     ListQuery q;
     q.kind = "graphrag";
     auto typo = store_->list(q);
@@ -569,7 +572,7 @@ TEST_F(ListTest, AMisspeltKindIsAnErrorNamingTheNearest) {
 
 // Issue 31: a run records the collection it asked and the tokens its steps used; a list row
 // adds its sub-runs' tokens, and `collection` filters.
-TEST_F(ListTest, RowsCarryTheCollectionAndTheTokensWithTheSubRuns) {
+TEST_P(ListTest, RowsCarryTheCollectionAndTheTokensWithTheSubRuns) {
     auto parent = FakeRun::make("query", "who?", kT0 + 7000);
     auto sub = FakeRun::make("graph-rag", "who?", kT0 + 7001, parent.session());
     auto open = parent.open();
@@ -601,7 +604,7 @@ TEST_F(ListTest, RowsCarryTheCollectionAndTheTokensWithTheSubRuns) {
     EXPECT_TRUE(sessions(q).empty());
 }
 
-TEST_F(ListTest, LimitOffsetTotal) {
+TEST_P(ListTest, LimitOffsetTotal) {
     ListQuery q;
     q.limit = 2;
     q.offset = 1;
@@ -622,7 +625,7 @@ TEST_F(ListTest, LimitOffsetTotal) {
     EXPECT_EQ(s["duration_ms"], 12);
 }
 
-TEST_F(ListTest, NextCursorPagesThroughEverySessionOnce) {
+TEST_P(ListTest, NextCursorPagesThroughEverySessionOnce) {
     ListQuery q;
     q.include_subtraces = true;
     q.limit = 2;
@@ -659,12 +662,11 @@ TEST_F(ListTest, NextCursorPagesThroughEverySessionOnce) {
     EXPECT_EQ(store_->list(kind).error().type, ErrorType::kInvalidRequest);
 }
 
-TEST_F(ListTest, TotalStopsAtTheCountLimitUnlessExactIsAsked) {
+TEST_P(ListTest, TotalStopsAtTheCountLimitUnlessExactIsAsked) {
     config_.list_count_limit = 3;
     store_.reset();
-    auto reopened = TraceStore::open(dir_ / "traces.db", OpenMode::kReadWrite, config_);
-    ASSERT_TRUE(reopened.ok());
-    store_ = std::move(reopened).value();
+    store_ = reopen(OpenMode::kReadWrite);
+    ASSERT_TRUE(store_);
     ListQuery q;
     q.limit = 1;
     auto capped = store_->list(q, at(kT0 + 10'000));
@@ -692,7 +694,7 @@ TEST_F(ListTest, TotalStopsAtTheCountLimitUnlessExactIsAsked) {
     EXPECT_EQ((*few)["total_exact"], true);
 }
 
-TEST_F(ListTest, ShowNestsSubtraces) {
+TEST_P(ListTest, ShowNestsSubtraces) {
     auto shown = store_->show(runs_[1].session(), at(kT0 + 10'000));
     ASSERT_TRUE(shown.ok()) << shown.error().describe();
     ASSERT_EQ((*shown)["subtraces"].size(), 1u);
@@ -709,7 +711,7 @@ TEST_F(ListTest, ShowNestsSubtraces) {
     }
 }
 
-TEST_F(ListTest, ExportIsNQuadsOfTheRangeWithSubtraces) {
+TEST_P(ListTest, ExportIsNQuadsOfTheRangeWithSubtraces) {
     std::string nquads;
     int chunks = 0;
     auto counts = store_->export_nquads(
