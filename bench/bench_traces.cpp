@@ -15,6 +15,11 @@
 //           without the bus).
 //   rss     the collector process's RSS (/proc/<pid>/status VmRSS) while echo requests stream
 //           through broker, echo worker and collector for --rss-seconds (default 60).
+//   backends  (not in `all`) the same store on SQLite and on PostgreSQL (issue 34), same run:
+//           store_batch ingest of the ingest workload (durable on both: SQLite synchronous=FULL,
+//           a server of this run's own with fsync on and synchronous_commit on), and `list` p50
+//           in-process at --list-sessions sessions (default 100,000; the issue's figure is
+//           1,000,000) filled on both with the same sessions.
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -45,6 +50,7 @@
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/protocol.hpp"
+#include "tests/support/postgres_server.hpp"
 #include "tests/support/process.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 #include "workers/trace_collector/trace_store.hpp"
@@ -426,6 +432,7 @@ struct Options {
     std::size_t read_sessions = 100'000;
     int read_iterations = 200;
     int rss_seconds = 60;
+    std::size_t list_sessions = 100'000;
     std::filesystem::path dir;
 };
 
@@ -781,11 +788,147 @@ void bench_rss(const Options& o, std::ostream& out) {
     out << "\n";
 }
 
+// ---- backends: SQLite against PostgreSQL ---------------------------------------------------
+
+// Where one backend's store lives in this run.
+struct BackendStore {
+    std::string name;
+    std::function<base::Result<std::unique_ptr<trace::TraceStore>>(const trace::StoreConfig&)> open;
+    std::function<void()> clear;  // an empty store again
+};
+
+// Triples per second of store_batch over the ingest workload in batches of `batch`.
+double ingest_rate(const BackendStore& backend, const Workload& workload, std::size_t batch) {
+    backend.clear();
+    auto store = backend.open({});
+    if (!store) throw std::runtime_error(backend.name + ": " + store.error().message);
+    std::size_t triples = 0;
+    const auto start = Clock::now();
+    for (std::size_t b = 0; b < workload.deliveries.size(); b += batch) {
+        const std::vector<trace::Delivery> chunk(
+            workload.deliveries.begin() + static_cast<std::ptrdiff_t>(b),
+            workload.deliveries.begin() +
+                static_cast<std::ptrdiff_t>(std::min(workload.deliveries.size(), b + batch)));
+        auto outcome = (*store)->store_batch(chunk);
+        if (!outcome) throw std::runtime_error(backend.name + ": " + outcome.error().message);
+        triples += outcome->triples;
+    }
+    return static_cast<double>(triples) /
+           std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Fills the store with `sessions` echo-like sessions over the last 30 days (setup, not timed).
+void fill_sessions(const BackendStore& backend, std::size_t sessions) {
+    backend.clear();
+    trace::StoreConfig fill;
+    fill.synchronous_full = false;
+    auto store = backend.open(fill);
+    if (!store) throw std::runtime_error(backend.name + ": " + store.error().message);
+    const auto newest = std::chrono::system_clock::now();
+    for (std::size_t done = 0; done < sessions;) {
+        const std::size_t n = std::min<std::size_t>(4096, sessions - done);
+        const auto w = make_workload(n, 0.0, newest, std::chrono::hours{24 * 30}, 5000 + done);
+        for (std::size_t b = 0; b < w.deliveries.size(); b += 2048) {
+            const std::vector<trace::Delivery> chunk(
+                w.deliveries.begin() + static_cast<std::ptrdiff_t>(b),
+                w.deliveries.begin() +
+                    static_cast<std::ptrdiff_t>(std::min(w.deliveries.size(), b + 2048)));
+            auto outcome = (*store)->store_batch(chunk);
+            if (!outcome) throw std::runtime_error(backend.name + ": " + outcome.error().message);
+        }
+        done += n;
+    }
+}
+
+// p50 ms of `list` for each query, in process, over `iterations`.
+std::vector<double> list_p50s(const BackendStore& backend,
+                              const std::vector<trace::ListQuery>& queries, int iterations) {
+    auto store = backend.open({});
+    if (!store) throw std::runtime_error(backend.name + ": " + store.error().message);
+    std::vector<double> out;
+    for (const auto& q : queries) {
+        std::vector<double> ms;
+        for (int i = 0; i < iterations; ++i) {
+            const auto start = Clock::now();
+            auto listed = (*store)->list(q);
+            if (!listed) throw std::runtime_error(backend.name + ": " + listed.error().message);
+            ms.push_back(ms_since(start));
+        }
+        out.push_back(median_of(ms));
+    }
+    return out;
+}
+
+void bench_backends(const Options& o, std::ostream& out) {
+    if (auto why = integration::PostgresServer::unavailable()) {
+        out << "\n## Backends: skipped (" << *why << ")\n";
+        return;
+    }
+    integration::PostgresServer::Options server_options;
+    server_options.durable = true;
+    integration::PostgresServer server(server_options);
+    server.create_database("bench");
+    const auto sqlite_path = o.dir / "backends.db";
+    const std::vector<BackendStore> backends = {
+        {"sqlite",
+         [&](const trace::StoreConfig& c) {
+             return trace::TraceStore::open(sqlite_path, trace::OpenMode::kReadWrite, c);
+         },
+         [&] { remove_db(sqlite_path); }},
+        {"postgres",
+         [&](const trace::StoreConfig& c) {
+             return trace::TraceStore::open_postgres(server.dsn("bench"),
+                                                     trace::OpenMode::kReadWrite, c);
+         },
+         [&] { server.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public", "bench"); }}};
+    const auto workload =
+        make_workload(o.ingest_sessions, o.graph_share, std::chrono::system_clock::now(),
+                      std::chrono::hours{24}, 42);
+    out << "\n## Backends: the trace store on SQLite and on PostgreSQL "
+        << "(a server of this run's own, fsync on)\n\n";
+    out << "Ingest, durable commits: " << workload.sessions << " sessions, "
+        << workload.deliveries.size() << " messages, " << workload.triples << " triples; "
+        << o.rounds << " rounds, median\n\n";
+    out << "| batch | sqlite triples/s | postgres triples/s | postgres/sqlite "
+           "|\n|---:|---:|---:|---:|\n";
+    for (const std::size_t batch : o.batches) {
+        std::vector<double> lite, pg, ratio;
+        for (int round = 0; round < o.rounds; ++round) {
+            lite.push_back(ingest_rate(backends[0], workload, batch));
+            pg.push_back(ingest_rate(backends[1], workload, batch));
+            ratio.push_back(pg.back() / lite.back());
+        }
+        out << "| " << batch << " | " << fmt(median_of(lite), 0) << " | " << fmt(median_of(pg), 0)
+            << " | " << fmt(median_of(ratio), 2) << " |\n";
+        out.flush();
+    }
+    std::vector<trace::ListQuery> queries(4);
+    queries[1].kind = "graph-rag";
+    queries[2].search = "question 12";
+    queries[3].status = "error";
+    const char* names[] = {"newest 50", "kind=graph-rag", "search=\"question 12\"", "status=error"};
+    out << "\n`list` in process at " << o.list_sessions << " sessions, p50 ms of "
+        << o.read_iterations << "\n\n| query | sqlite | postgres |\n|---|---:|---:|\n";
+    std::vector<std::vector<double>> p50;
+    for (const auto& backend : backends) {
+        const auto start = Clock::now();
+        fill_sessions(backend, o.list_sessions);
+        std::cerr << "bench_traces: " << backend.name << " filled in "
+                  << fmt(ms_since(start) / 1000.0, 1) << " s\n";
+        p50.push_back(list_p50s(backend, queries, o.read_iterations));
+    }
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+        out << "| " << names[q] << " | " << fmt(p50[0][q], 2) << " | " << fmt(p50[1][q], 2)
+            << " |\n";
+    }
+    remove_db(sqlite_path);
+}
+
 void usage() {
-    std::cerr << "usage: bench_traces [--section ingest|reads|rss|all] [--ingest-sessions N] "
-                 "[--rounds N]\n"
+    std::cerr << "usage: bench_traces [--section ingest|reads|rss|backends|all] "
+                 "[--ingest-sessions N] [--rounds N]\n"
                  "                    [--read-sessions N] [--read-iterations N] [--rss-seconds N] "
-                 "[--dir PATH]\n";
+                 "[--list-sessions N] [--dir PATH]\n";
 }
 
 }  // namespace
@@ -807,6 +950,8 @@ int main(int argc, char** argv) {
             o.read_iterations = std::stoi(next());
         } else if (arg == "--rss-seconds") {
             o.rss_seconds = std::stoi(next());
+        } else if (arg == "--list-sessions") {
+            o.list_sessions = std::stoul(next());
         } else if (arg == "--dir") {
             o.dir = next();
         } else {
@@ -823,6 +968,7 @@ int main(int argc, char** argv) {
         if (o.section == "ingest" || o.section == "all") bench_ingest(o, std::cout);
         if (o.section == "reads" || o.section == "all") bench_reads(o, std::cout);
         if (o.section == "rss" || o.section == "all") bench_rss(o, std::cout);
+        if (o.section == "backends") bench_backends(o, std::cout);
     } catch (const std::exception& e) {
         std::cerr << "bench_traces: " << e.what() << "\n";
         return 1;

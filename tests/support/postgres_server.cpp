@@ -118,6 +118,20 @@ PostgresServer::~PostgresServer() {
 }
 
 void PostgresServer::init_cluster() {
+    if (options_.standby_of != nullptr) {
+        // initdb's pg_hba.conf trusts replication connections from 127.0.0.1 too.
+        const auto* primary = options_.standby_of;
+        auto copied = run_command({bin("pg_basebackup").string(), "-h", primary->host(), "-p",
+                                   std::to_string(primary->port()), "-U", "glassbox", "-D",
+                                   (dir_->path() / "data").string(), "-R", "-X", "stream",
+                                   "--checkpoint=fast", "--no-sync"},
+                                  dir_->path(), milliseconds{120'000}, run_as_);
+        if (!exited_with(copied, 0)) {
+            throw std::runtime_error("pg_basebackup failed (" + copied.status.describe() +
+                                     "): " + copied.err + copied.out);
+        }
+        return;
+    }
     // Trusted local connections for the superuser `glassbox`; no fsync while creating files.
     auto result = run_command({bin("initdb").string(), "-D", (dir_->path() / "data").string(), "-U",
                                "glassbox", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"},

@@ -26,6 +26,9 @@ public:
         bool durable = false;
         // More server settings, "name=value" each (passed as -c name=value).
         std::vector<std::string> settings;
+        // A streaming hot standby of this (running) server instead of a fresh cluster: a base
+        // backup of it (pg_basebackup -R), read-only, replaying its WAL as it comes.
+        const PostgresServer* standby_of = nullptr;
     };
 
     // Why no server can be started here, or nullopt when one can: the binaries are missing, or
