@@ -130,4 +130,28 @@ bool is_xsd_datetime(std::string_view s) noexcept {
            s[p + 3] == ':' && digits(p + 4, 2) && p + 6 == s.size();
 }
 
+std::optional<std::int64_t> parse_duration_ms(std::string_view text) noexcept {
+    if (text.size() < 2 || text.size() > 10) return std::nullopt;
+    std::int64_t n = 0;
+    for (const char c : text.substr(0, text.size() - 1)) {
+        if (c < '0' || c > '9') return std::nullopt;
+        n = n * 10 + (c - '0');
+    }
+    if (n == 0) return std::nullopt;
+    switch (text.back()) {
+        case 's':
+            return n * 1'000;
+        case 'm':
+            return n * 60'000;
+        case 'h':
+            return n * 3'600'000;
+        case 'd':
+            return n * 86'400'000;
+        case 'w':
+            return n * 604'800'000;
+        default:
+            return std::nullopt;
+    }
+}
+
 }  // namespace glassbox::base

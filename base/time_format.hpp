@@ -26,6 +26,10 @@ std::string format_xsd_datetime(std::chrono::system_clock::time_point time,
 // nullopt if it is not one.
 std::optional<std::int64_t> parse_xsd_datetime_ms(std::string_view text) noexcept;
 
+// An age or interval such as "90s", "15m", "12h", "30d" or "2w" (1-9 digits, then s, m, h, d or
+// w) to milliseconds; nullopt if it is not one (no sign, no space, no other unit, not 0).
+std::optional<std::int64_t> parse_duration_ms(std::string_view text) noexcept;
+
 // Whether `text` is an xsd:dateTime lexical form, [-]YYYY-MM-DDThh:mm:ss[.s+][Z|(+|-)hh:mm]
 // (any number of year digits from four, any fraction): a check of the form, not of the calendar.
 bool is_xsd_datetime(std::string_view text) noexcept;

@@ -149,6 +149,19 @@ std::vector<Setting> glassbox_settings() {
                      "Commit traces without fsync per transaction (faster; the last may be lost on "
                      "power loss)")
             .flag("--synchronous-normal"),
+        // Trace retention (docs/traces.md, "Retention"): the trace collector prunes.
+        text_setting("traces.retention", "",
+                     "Prune traces started longer ago than this (30d, 12h, 90m; empty: keep "
+                     "forever); pinned and running ones stay")
+            .flag("--retention"),
+        integer_setting("traces.max_bytes", 0, 0, kNoMax,
+                        "Prune the oldest traces while the trace store holds more bytes than this "
+                        "(0: no bound)")
+            .flag("--max-bytes"),
+        integer_setting("traces.prune_interval_s", 60, 1, 86'400,
+                        "How often the trace collector prunes by traces.retention and "
+                        "traces.max_bytes")
+            .flag("--prune-interval-s"),
 
         // The HTTP gateway.
         text_setting("gateway.listen", "127.0.0.1:8080",

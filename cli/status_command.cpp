@@ -90,6 +90,35 @@ void print_storage(const json& status) {
     }
 }
 
+// The trace store's lines: its counts, the collector's writes, retention.
+void print_traces(const json& traces) {
+    std::cout << "\ntraces   " << field(traces, "sessions") << " sessions, "
+              << field(traces, "events") << " events, " << field(traces, "triples") << " triples, "
+              << field(traces, "quarantined") << " quarantined explain messages" << std::endl;
+    // The collector's writes: a store that cannot write shows here (issue 16 point 1).
+    if (const auto c = traces.find("collector"); c != traces.end() && c->is_object()) {
+        std::cout << "         store failures " << field(*c, "store_failures")
+                  << ", not yet stored " << field(*c, "pending") << " deliveries";
+        if (const auto failing = c->find("store_failing");
+            failing != c->end() && failing->is_boolean() && failing->get<bool>()) {
+            std::cout << ", FAILING: " << field(*c, "last_store_error");
+        }
+        std::cout << std::endl;
+    }
+    // Retention (docs/traces.md, "Retention"): what it keeps and what it pruned.
+    if (const auto r = traces.find("retention"); r != traces.end() && r->is_object()) {
+        std::cout << "         pruned " << field(*r, "traces") << " traces, " << field(*r, "events")
+                  << " events, " << field(*r, "bytes") << " bytes since start";
+        const auto failures = r->find("failures");
+        if (failures != r->end() && failures->is_number_integer() &&
+            failures->get<std::int64_t>() > 0) {
+            std::cout << ", " << field(*r, "failures")
+                      << " prune failures, last: " << field(*r, "last_error");
+        }
+        std::cout << std::endl;
+    }
+}
+
 void print_table(const json& status) {
     const json broker = status.value("broker", json::object());
     std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic "
@@ -143,23 +172,7 @@ void print_table(const json& status) {
               << " answers for requests not given, " << field(counters, "foreign_sessions")
               << " explains into others' sessions, " << field(counters, "explains_out_of_order")
               << " out of order, " << field(counters, "acks_refused") << " ACKs" << std::endl;
-    if (status.contains("traces")) {
-        const json& traces = status["traces"];
-        std::cout << "\ntraces   " << field(traces, "sessions") << " sessions, "
-                  << field(traces, "events") << " events, " << field(traces, "triples")
-                  << " triples, " << field(traces, "quarantined") << " quarantined explain messages"
-                  << std::endl;
-        // The collector's writes: a store that cannot write shows here (issue 16 point 1).
-        if (const auto c = traces.find("collector"); c != traces.end() && c->is_object()) {
-            std::cout << "         store failures " << field(*c, "store_failures")
-                      << ", not yet stored " << field(*c, "pending") << " deliveries";
-            if (const auto failing = c->find("store_failing");
-                failing != c->end() && failing->is_boolean() && failing->get<bool>()) {
-                std::cout << ", FAILING: " << field(*c, "last_store_error");
-            }
-            std::cout << std::endl;
-        }
-    }
+    if (status.contains("traces")) print_traces(status["traces"]);
 }
 
 // The trace store's counters (sessions, quarantined explain messages, ...) when a collector

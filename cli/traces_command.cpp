@@ -1,5 +1,5 @@
-// `glassbox traces list|show|tail|export|stats`: reads traces back from the `trace` service
-// (docs/traces.md §3).
+// `glassbox traces list|show|tail|export|stats|prune|pin|unpin`: reads traces back from the
+// `trace` service, and its retention ops (docs/traces.md §3, "Retention").
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -278,6 +278,40 @@ std::string count(std::int64_t n) {
     return with_commas(static_cast<std::uint64_t>(std::max<std::int64_t>(n, 0)));
 }
 
+// An age in the largest unit that divides it: "30d", "12h", "90m", "45s".
+std::string format_age(std::int64_t ms) {
+    for (const auto& [unit, size] :
+         {std::pair{'w', std::int64_t{604'800'000}}, std::pair{'d', std::int64_t{86'400'000}},
+          std::pair{'h', std::int64_t{3'600'000}}, std::pair{'m', std::int64_t{60'000}}}) {
+        if (ms % size == 0) return std::to_string(ms / size) + unit;
+    }
+    return std::to_string(ms / 1000) + "s";
+}
+
+// "Pruned 12 traces (30 runs, 410 events, 9,120 triples, 25 texts, 3 turns, 0 quarantined);
+// 1,234,567 → 456,789 bytes".
+std::string render_prune(const schema::TracePruneResult& r) {
+    std::string out = r.dry_run ? "Would prune " : "Pruned ";
+    out += count(r.traces) + (r.traces == 1 ? " trace (" : " traces (") + count(r.sessions) +
+           " runs, " + count(r.events) + " events, " + count(r.triples) + " triples, " +
+           count(r.texts) + " stored texts, " + count(r.turns) + " conversation turns, " +
+           count(r.quarantined) + " quarantined messages)\n";
+    out += std::string("Store: ") + count(r.bytes_before) + " bytes" +
+           (r.dry_run ? ", about " : " -> ") + count(r.bytes_after) +
+           (r.dry_run ? " bytes after\n" : " bytes\n");
+    return out;
+}
+
+// How retention is set: "30d and 1,000,000 bytes", "forever".
+std::string retention_text(const schema::TraceRetentionStats& r) {
+    std::string out;
+    if (r.retention_ms > 0) out = format_age(r.retention_ms);
+    if (r.max_bytes > 0)
+        out += (out.empty() ? "" : " and ") + with_commas(static_cast<std::uint64_t>(r.max_bytes)) +
+               " bytes";
+    return out.empty() ? "forever" : out;
+}
+
 // The trace store's counts, then the collector's, as aligned tables.
 std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) {
     std::vector<traces::TableRow> rows{{"Trace store", {}}, {"sessions", {count(stats.sessions)}}};
@@ -308,6 +342,17 @@ std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) 
         rows.push_back({"IRIs rewritten", {with_commas(c->iris_rewritten)}});
         rows.push_back({"deliveries refused", {with_commas(c->refused)}});
     }
+    if (const auto& r = stats.retention) {
+        rows.push_back({"Retention (since it started)", {}});
+        rows.push_back({"keep", {retention_text(*r)}});
+        rows.push_back({"prunes", {with_commas(r->prunes)}});
+        rows.push_back({"traces pruned", {with_commas(r->traces)}});
+        rows.push_back({"runs pruned", {with_commas(r->sessions)}});
+        rows.push_back({"events pruned", {with_commas(r->events)}});
+        rows.push_back({"bytes freed", {with_commas(r->bytes)}});
+        rows.push_back({"prune failures", {with_commas(r->failures)}});
+        rows.push_back({"last prune error", {r->last_error.empty() ? "-" : r->last_error}});
+    }
     return rows;
 }
 
@@ -320,6 +365,87 @@ void run_stats(const ClientOptions& options) {
     auto stats = schema::decode<schema::TraceStats>(reply);
     if (!stats) exit_with_error(stats.error());
     std::cout << traces::render_rows(trace_stats_rows(*stats)) << std::flush;
+}
+
+// ---- prune, pin, unpin --------------------------------------------------------------------
+
+struct PruneOptions {
+    ClientOptions client;
+    std::string older_than;
+    std::int64_t max_bytes = 0;
+    bool dry_run = false;
+};
+
+void run_prune(const PruneOptions& options) {
+    json request{{"op", "prune"}, {"dry_run", options.dry_run}};
+    if (!options.older_than.empty()) {
+        if (!base::parse_duration_ms(options.older_than)) {
+            exit_with_error(make_error(ErrorType::kInvalidRequest,
+                                       "--older-than '" + options.older_than +
+                                           "' is not an age: a number and a unit, s, m, h, d or "
+                                           "w (30d, 12h, 90m)"));
+        }
+        request["older_than"] = options.older_than;
+    }
+    if (options.max_bytes > 0) request["max_bytes"] = options.max_bytes;
+    if (options.older_than.empty() && options.max_bytes == 0) {
+        exit_with_error(make_error(ErrorType::kInvalidRequest,
+                                   "traces prune needs --older-than AGE or --max-bytes N"));
+    }
+    const json reply = call_trace(options.client, request);
+    if (options.client.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    auto result = schema::decode<schema::TracePruneResult>(reply);
+    if (!result) exit_with_error(result.error());
+    std::cout << render_prune(*result) << std::flush;
+}
+
+struct PinOptions {
+    ClientOptions client;
+    std::string id;
+};
+
+void run_pin(const PinOptions& options, bool pinned) {
+    const json reply =
+        call_trace(options.client, json{{"op", pinned ? "pin" : "unpin"}, {"session", options.id}});
+    if (options.client.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    auto result = schema::decode<schema::TracePinned>(reply);
+    if (!result) exit_with_error(result.error());
+    std::cout << (result->pinned ? "Pinned " : "Unpinned ") << result->session
+              << (result->pinned ? " (never pruned)" : "") << '\n'
+              << std::flush;
+}
+
+// `traces prune`, `pin` and `unpin`.
+void add_retention(CLI::App& traces_cmd) {
+    auto [prune_cmd, prune] = add_command<PruneOptions>(
+        traces_cmd, "prune",
+        "Delete whole traces (with their sub-runs) started before an age, or the oldest until the "
+        "store is under a size; pinned and running traces stay",
+        run_prune);
+    prune_cmd->add_option("--older-than", prune->older_than,
+                          "Traces started longer ago than this age (30d, 12h, 90m)");
+    prune_cmd
+        ->add_option("--max-bytes", prune->max_bytes,
+                     "Then the oldest until the store holds at most this many bytes")
+        ->check(CLI::NonNegativeNumber);
+    prune_cmd->add_flag("--dry-run", prune->dry_run, "Count what would go, delete nothing");
+    add_client_options(*prune_cmd, prune->client, 600'000);
+    for (const bool pinned : {true, false}) {
+        auto options = std::make_shared<PinOptions>();
+        auto* cmd = traces_cmd.add_subcommand(
+            pinned ? "pin" : "unpin",
+            pinned ? "Keep a trace from ever being pruned" : "Let a pinned trace be pruned again");
+        cmd->add_option("id", options->id, "Session URI, or a unique prefix of its UUID")
+            ->required();
+        add_client_options(*cmd, options->client);
+        cmd->callback([options, pinned] { run_pin(*options, pinned); });
+    }
 }
 
 // `traces list`: the filters, paging and count.
@@ -421,11 +547,14 @@ void add_tail_export_stats(CLI::App& traces_cmd) {
 
 void add_traces_command(CLI::App& app) {
     auto* traces_cmd =
-        app.add_subcommand("traces", "Read explain traces back: list, show, tail, export, stats");
+        app.add_subcommand("traces",
+                           "Read explain traces back: list, show, tail, export, stats; prune, pin, "
+                           "unpin");
     traces_cmd->require_subcommand(1);
     add_list(*traces_cmd);
     add_show(*traces_cmd);
     add_tail_export_stats(*traces_cmd);
+    add_retention(*traces_cmd);
 }
 
 }  // namespace glassbox::cli

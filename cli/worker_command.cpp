@@ -16,6 +16,7 @@
 
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
+#include "base/time_format.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/home.hpp"
@@ -27,6 +28,7 @@
 #include "workers/echo/echo_service.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/trace_collector/collector.hpp"
+#include "workers/trace_collector/retention.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::cli {
@@ -166,6 +168,40 @@ struct TraceCollectorOptions {
     std::size_t threads = 2;
 };
 
+// traces.retention, traces.max_bytes and traces.prune_interval_s; a retention that is not an age
+// ("30d", "12h", "90m") is a configuration error (exit 2).
+trace::RetentionConfig retention_settings() {
+    const auto& s = settings();
+    trace::RetentionConfig config;
+    if (const std::string& age = s.text("traces.retention"); !age.empty()) {
+        const auto ms = base::parse_duration_ms(age);
+        if (!ms) {
+            exit_with_error(base::make_error(
+                base::ErrorType::kInvalidRequest,
+                "traces.retention \"" + age +
+                    "\" is not an age: a number and a unit, s, m, h, d or w (30d, 12h, 90m)"));
+        }
+        config.retention = std::chrono::milliseconds{*ms};
+    }
+    config.max_bytes = s.integer("traces.max_bytes");
+    config.interval = std::chrono::seconds{s.integer("traces.prune_interval_s")};
+    return config;
+}
+
+// The retention thread with its own read-write connection to the collector's store, when
+// traces.retention or traces.max_bytes asks for one.
+std::unique_ptr<trace::RetentionWorker> start_retention(
+    const trace::StoreLocation& location, const trace::StoreConfig& store_config,
+    const trace::RetentionConfig& config, std::shared_ptr<trace::RetentionCounters> counters) {
+    if (!config.enabled()) return nullptr;
+    auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
+    if (!store) exit_with_error(store.error());
+    auto worker = std::make_unique<trace::RetentionWorker>(std::move(store).value(), config,
+                                                           std::move(counters));
+    worker->start();
+    return worker;
+}
+
 // The collector (GBE01, the only writer of <home>/traces.db) and the `trace` service (reads)
 // in one process; SIGTERM/SIGINT stop both gracefully.
 void run_trace_collector(const TraceCollectorOptions& options) {
@@ -189,8 +225,10 @@ void run_trace_collector(const TraceCollectorOptions& options) {
         location.postgres_dsn = storage.dsn;
         location.postgres_read_dsn = storage.read_dsn;
     }
+    const trace::RetentionConfig retention = retention_settings();
     auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
     if (!store) exit_with_error(store.error());
+    auto retention_counters = std::make_shared<trace::RetentionCounters>(retention);
 
     zmq::context_t context{1};
     trace::CollectorConfig collector_config;
@@ -212,17 +250,20 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     config.worker_name = "trace-collector";
     auto pool = std::make_shared<trace::ReadStorePool>(location, store_config);
     // `stats` reports the collector's own counters too (store failures, deliveries not yet stored).
-    runtime::Worker worker(context, config, trace::make_trace_handler(pool, [&collector] {
-                               return collector.stats();
-                           }));
+    runtime::Worker worker(
+        context, config,
+        trace::make_trace_handler(
+            pool, [&collector] { return collector.stats(); }, retention_counters));
 
     std::thread collector_thread([&collector] { collector.run(); });
     worker.start();
+    auto pruner = start_retention(location, store_config, retention, retention_counters);
     auto log = base::component_logger("trace-collector");
     log->info("event=started store={} backend={} endpoint={} threads={}", location.describe(),
               (*store)->backend(), config.endpoint, config.threads);
     const int signal = wait_for_stop_signal(stop_signals);
     log->info("event=signal signal={} action=graceful_stop", signal);
+    if (pruner) pruner->stop();
     worker.stop();
     collector.stop();
     collector_thread.join();
@@ -245,6 +286,9 @@ void add_trace_collector_command(CLI::App& command) {
         ->check(CLI::Range(1, 64));
     add_setting_option(*sub, "collector.incomplete_after_s", "--incomplete-after-s");
     add_setting_option(*sub, "collector.window", "--window");
+    add_setting_option(*sub, "traces.retention", "--retention");
+    add_setting_option(*sub, "traces.max_bytes", "--max-bytes");
+    add_setting_option(*sub, "traces.prune_interval_s", "--prune-interval-s");
     add_setting_flag(*sub, "collector.synchronous_normal", "--synchronous-normal", true,
                      "Commit without fsync per transaction (faster; the last commits may be lost "
                      "on power loss)");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -135,6 +136,21 @@ void trace_metrics(std::string& out, const json& traces) {
     out += "glassbox_trace_triples_stored " + number(number_in(traces, "triples")) + "\n";
     header(out, "glassbox_traces_quarantined", "gauge", "malformed explain messages kept aside");
     out += "glassbox_traces_quarantined " + number(number_in(traces, "quarantined")) + "\n";
+    // Retention (docs/traces.md, "Retention"): since the trace collector started.
+    const json retention = traces.value("retention", json());
+    if (!retention.is_object()) return;
+    for (const auto& [key, name, help] :
+         {std::tuple{"traces", "glassbox_traces_pruned_total", "top-level traces pruned"},
+          std::tuple{"sessions", "glassbox_trace_runs_pruned_total",
+                     "runs pruned (sub-runs included)"},
+          std::tuple{"events", "glassbox_trace_events_pruned_total", "explain events pruned"},
+          std::tuple{"bytes", "glassbox_trace_bytes_pruned_total",
+                     "trace store bytes freed by pruning"},
+          std::tuple{"failures", "glassbox_trace_prune_failures_total",
+                     "background prunes that failed"}}) {
+        header(out, name, "counter", help);
+        out += std::string(name) + " " + number(number_in(retention, key)) + "\n";
+    }
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ struct FieldList<TraceSessionSummary> {
         nullable("collection", &T::collection),
         field("input_tokens", &T::input_tokens),
         field("output_tokens", &T::output_tokens),
+        field("pinned", &T::pinned),
     };
 };
 
@@ -88,6 +89,46 @@ struct FieldList<TraceCollectorStats> {
 };
 
 template <>
+struct FieldList<TraceRetentionStats> {
+    using T = TraceRetentionStats;
+    static constexpr auto value = std::tuple{
+        field("retention_ms", &T::retention_ms),
+        field("max_bytes", &T::max_bytes),
+        field("prunes", &T::prunes),
+        field("traces", &T::traces),
+        field("sessions", &T::sessions),
+        field("events", &T::events),
+        field("bytes", &T::bytes),
+        field("failures", &T::failures),
+        field("last_error", &T::last_error),
+    };
+};
+
+template <>
+struct FieldList<TracePruneResult> {
+    using T = TracePruneResult;
+    static constexpr auto value = std::tuple{
+        field("dry_run", &T::dry_run),
+        field("traces", &T::traces),
+        field("sessions", &T::sessions),
+        field("events", &T::events),
+        field("triples", &T::triples),
+        field("texts", &T::texts),
+        field("turns", &T::turns),
+        field("quarantined", &T::quarantined),
+        field("bytes_before", &T::bytes_before),
+        field("bytes_after", &T::bytes_after),
+    };
+};
+
+template <>
+struct FieldList<TracePinned> {
+    using T = TracePinned;
+    static constexpr auto value =
+        std::tuple{required("session", &T::session), field("pinned", &T::pinned)};
+};
+
+template <>
 struct FieldList<TraceStats> {
     using T = TraceStats;
     static constexpr auto value = std::tuple{
@@ -95,6 +136,7 @@ struct FieldList<TraceStats> {
         field("triples", &T::triples),         field("texts", &T::texts),
         field("quarantined", &T::quarantined), field("by_status", &T::by_status),
         field("db_bytes", &T::db_bytes),       field("collector", &T::collector),
+        field("retention", &T::retention),
     };
 };
 
@@ -242,6 +284,9 @@ base::Result<TraceExportCounts> decode<TraceExportCounts>(const json& value) {
         [&] { return detail::decode_fields<TraceExportCounts>(value, ""); });
 }
 
+GLASSBOX_FIELD_LIST_CODEC(TraceRetentionStats)
+GLASSBOX_FIELD_LIST_CODEC(TracePruneResult)
+GLASSBOX_FIELD_LIST_CODEC(TracePinned)
 GLASSBOX_FIELD_LIST_CODEC(ConversationTurn)
 GLASSBOX_FIELD_LIST_CODEC(ConversationTurns)
 GLASSBOX_FIELD_LIST_CODEC(ConversationSummary)

@@ -59,6 +59,7 @@ struct TraceSessionSummary {
     // The model tokens its steps and its sub-runs' steps used (gb:inputTokens, gb:outputTokens).
     std::int64_t input_tokens = 0;
     std::int64_t output_tokens = 0;
+    bool pinned = false;  // never pruned (docs/traces.md, "Retention")
     bool operator==(const TraceSessionSummary&) const = default;
 };
 
@@ -110,6 +111,21 @@ struct TraceCollectorStats {
     bool operator==(const TraceCollectorStats&) const = default;
 };
 
+// What retention pruned since the trace collector started (docs/traces.md, "Retention"): its
+// background pruning and the `prune` ops it served, and how it is set.
+struct TraceRetentionStats {
+    std::int64_t retention_ms = 0;  // traces.retention; 0: kept forever
+    std::int64_t max_bytes = 0;     // traces.max_bytes; 0: no bound
+    std::uint64_t prunes = 0;       // prunes that deleted (dry runs not counted)
+    std::uint64_t traces = 0;       // top-level traces deleted
+    std::uint64_t sessions = 0;     // runs deleted (sub-runs included)
+    std::uint64_t events = 0;
+    std::uint64_t bytes = 0;     // live bytes freed (before - after of each prune)
+    std::uint64_t failures = 0;  // background prunes that failed
+    std::string last_error;      // the last failure's error; "" when none failed
+    bool operator==(const TraceRetentionStats&) const = default;
+};
+
 // The reply of `stats`: the store's counters and, from a trace collector, its own.
 struct TraceStats {
     std::int64_t sessions = 0;
@@ -121,7 +137,30 @@ struct TraceStats {
     std::uint64_t db_bytes = 0;
     std::optional<TraceCollectorStats>
         collector;  // absent when no collector writes beside the service
+    std::optional<TraceRetentionStats> retention;  // from a trace collector
     bool operator==(const TraceStats&) const = default;
+};
+
+// The reply of `prune`: what was deleted, or with dry_run what would be.
+struct TracePruneResult {
+    bool dry_run = false;
+    std::int64_t traces = 0;    // top-level traces
+    std::int64_t sessions = 0;  // runs, sub-runs included
+    std::int64_t events = 0;
+    std::int64_t triples = 0;
+    std::int64_t texts = 0;  // stored long texts no kept event uses
+    std::int64_t turns = 0;  // conversation turns of the pruned runs
+    std::int64_t quarantined = 0;
+    std::int64_t bytes_before = 0;  // the store's live bytes
+    std::int64_t bytes_after = 0;   // dry run: estimated
+    bool operator==(const TracePruneResult&) const = default;
+};
+
+// The reply of `pin` and `unpin`.
+struct TracePinned {
+    std::string session;  // the session URI the id named
+    bool pinned = false;
+    bool operator==(const TracePinned&) const = default;
 };
 
 // The FINAL of `export`, after its {"nquads": ...} PARTIALs.
@@ -192,6 +231,9 @@ nlohmann::json encode(const TraceDetail& m);
 nlohmann::json encode(const TraceCollectorStats& m);
 nlohmann::json encode(const TraceStats& m);
 nlohmann::json encode(const TraceExportCounts& m);
+nlohmann::json encode(const TraceRetentionStats& m);
+nlohmann::json encode(const TracePruneResult& m);
+nlohmann::json encode(const TracePinned& m);
 nlohmann::json encode(const ConversationTurn& m);
 nlohmann::json encode(const ConversationTurns& m);
 nlohmann::json encode(const ConversationSummary& m);
@@ -207,6 +249,9 @@ GLASSBOX_DECLARE_DECODE(TraceEvent)
 GLASSBOX_DECLARE_DECODE(TraceDetail)
 GLASSBOX_DECLARE_DECODE(TraceStats)
 GLASSBOX_DECLARE_DECODE(TraceExportCounts)
+GLASSBOX_DECLARE_DECODE(TraceRetentionStats)
+GLASSBOX_DECLARE_DECODE(TracePruneResult)
+GLASSBOX_DECLARE_DECODE(TracePinned)
 GLASSBOX_DECLARE_DECODE(ConversationTurn)
 GLASSBOX_DECLARE_DECODE(ConversationTurns)
 GLASSBOX_DECLARE_DECODE(ConversationSummary)

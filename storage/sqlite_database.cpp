@@ -235,6 +235,11 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
             return fail(r.error().message);
         }
     }
+    // Like page_size, only while the file is empty (before the first table); an existing file
+    // keeps its mode until a VACUUM.
+    if (options.auto_vacuum_incremental && !options.read_only) {
+        if (auto r = db->exec("PRAGMA auto_vacuum=INCREMENTAL"); !r) return fail(r.error().message);
+    }
     // The first statement reads the header: a file that is not SQLite fails here.
     if (!options.read_only && !in_memory && options.wal) {
         if (auto r = db->exec("PRAGMA journal_mode=WAL"); !r) return fail(r.error().message);

@@ -49,6 +49,10 @@ struct OpenOptions {
     // Page size in bytes (a power of two, 512-65536) for a database this open creates; 0 keeps
     // SQLite's default (4096). An existing file keeps the page size it was created with.
     std::int64_t page_size = 0;
+    // auto_vacuum=INCREMENTAL for a database this open creates: pages freed by deletes can be
+    // given back to the file system by `PRAGMA incremental_vacuum` without a full VACUUM. An
+    // existing file keeps its mode (a VACUUM after the pragma converts it).
+    bool auto_vacuum_incremental = false;
     // WAL checkpoints run on a thread of this Database with a connection of its own, woken when
     // a commit leaves the WAL at checkpoint_pages or more, instead of inside the commit that
     // crosses SQLite's threshold: writers' commits do not wait for pages to be copied into the

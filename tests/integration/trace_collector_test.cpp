@@ -8,6 +8,7 @@
 
 #include "tests/support/bus_peers.hpp"
 #include "tests/support/cluster.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace glassbox::integration {
 namespace {
@@ -143,6 +144,85 @@ TEST_F(TraceCollectorTest, LateAndRestartedCollectorStoresEachMessageOnce) {
     EXPECT_EQ(stats["sessions"], 2 * kRequests) << stats.dump();
     EXPECT_EQ(stats["events"], 4 * kRequests) << stats.dump();
     EXPECT_EQ(stats["quarantined"], 0);
+}
+
+// Retention through the CLI and a real collector: pin, a dry run, a prune, the counts in
+// `traces stats` and `status`, and a bad age refused before anything is sent.
+TEST_F(TraceCollectorTest, TracesPinAndPruneThroughTheCli) {
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_echo_and_collector(broker));
+    run_echoes(broker.endpoint, 3);
+    ASSERT_TRUE(wait_for_complete(broker.endpoint, 3));
+    const auto listed = call_trace(broker.endpoint, {{"op", "list"}, {"search", "question 1"}});
+    ASSERT_EQ(listed["sessions"].size(), 1u) << listed.dump();
+    const std::string kept = listed["sessions"][0]["session"];
+
+    const auto pinned =
+        run_glassbox({"traces", "pin", kept.substr(13, 8), "--broker", broker.endpoint});
+    ASSERT_TRUE(pinned.status.exited && pinned.status.code == 0) << pinned.err;
+    EXPECT_NE(pinned.out.find("Pinned " + kept), std::string::npos) << pinned.out;
+
+    // The runs are a second old soon: a dry run then counts the two unpinned ones, every time.
+    json dry;
+    ASSERT_TRUE(test_support::wait_until([&] {
+        const auto r = run_glassbox({"traces", "prune", "--older-than", "1s", "--dry-run", "--json",
+                                     "--broker", broker.endpoint});
+        dry = json::parse(r.out, nullptr, false);
+        return dry.is_object() && dry.value("traces", 0) == 2;
+    })) << dry.dump();
+    EXPECT_EQ(dry["dry_run"], true);
+    EXPECT_EQ(dry["events"], 4);
+    ASSERT_TRUE(wait_for_complete(broker.endpoint, 3)) << "a dry run deletes nothing";
+
+    const auto pruned =
+        run_glassbox({"traces", "prune", "--older-than", "1s", "--broker", broker.endpoint});
+    ASSERT_TRUE(pruned.status.exited && pruned.status.code == 0) << pruned.err;
+    EXPECT_NE(pruned.out.find("Pruned 2 traces (2 runs, 4 events"), std::string::npos)
+        << pruned.out;
+    const auto left = call_trace(broker.endpoint, {{"op", "list"}});
+    ASSERT_EQ(left["sessions"].size(), 1u) << left.dump();
+    EXPECT_EQ(left["sessions"][0]["session"], kept);
+    EXPECT_EQ(left["sessions"][0]["pinned"], true);
+
+    const auto stats = run_glassbox({"traces", "stats", "--broker", broker.endpoint});
+    EXPECT_NE(stats.out.find("traces pruned"), std::string::npos) << stats.out;
+    const auto status = run_glassbox({"status", "--broker", broker.endpoint});
+    EXPECT_NE(status.out.find("pruned 2 traces, 4 events"), std::string::npos) << status.out;
+
+    const auto bad = run_glassbox(
+        {"traces", "prune", "--older-than", "30x", "--dry-run", "--broker", broker.endpoint});
+    EXPECT_TRUE(bad.status.exited && bad.status.code != 0);
+    EXPECT_NE(bad.err.find("is not an age"), std::string::npos) << bad.err;
+    const auto unpinned =
+        run_glassbox({"traces", "unpin", kept, "--json", "--broker", broker.endpoint});
+    EXPECT_EQ(json::parse(unpinned.out, nullptr, false).value("pinned", true), false)
+        << unpinned.out << unpinned.err;
+}
+
+// traces.retention: the collector's own thread prunes what grows older, while it goes on
+// storing.
+TEST_F(TraceCollectorTest, TheCollectorPrunesByItsRetentionSetting) {
+    RunningBroker broker = start_broker();
+    start_echo_worker(broker.endpoint);
+    start_process("trace-collector-retention",
+                  {glassbox_binary(), "worker", "trace-collector", "--broker", broker.endpoint,
+                   "--home", (dir() / "collector-home").string(), "--heartbeat-ms",
+                   std::to_string(kHeartbeatMs), "--retention", "1s", "--prune-interval-s", "1"});
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+    run_echoes(broker.endpoint, 3);
+    json stats;
+    ASSERT_TRUE(wait_for_trace_answer(
+        broker.endpoint, {{"op", "stats"}},
+        [](const json& s) {
+            return s.contains("retention") && s["retention"].value("traces", 0) == 3 &&
+                   s.value("sessions", -1) == 0;
+        },
+        stats))
+        << stats.dump();
+    EXPECT_EQ(stats["retention"]["retention_ms"], 1000);
+    EXPECT_EQ(stats["retention"]["events"], 6);
+    EXPECT_EQ(stats["retention"]["failures"], 0);
 }
 
 }  // namespace

@@ -21,8 +21,8 @@ enum class Backend { kSqlite, kPostgres };
 
 // "sqlite" / "postgres": the suffix of a parameterised test's name.
 std::string backend_test_name(const ::testing::TestParamInfo<Backend>& info);
-// How gtest prints the parameter (in ctest's list and failure messages).
-inline void PrintTo(Backend backend, std::ostream* out) {
+// How gtest prints the parameter (in ctest's list and failure messages); gtest looks for this name.
+inline void PrintTo(Backend backend, std::ostream* out) {  // NOLINT(readability-identifier-naming)
     *out << (backend == Backend::kPostgres ? "postgres" : "sqlite");
 }
 

@@ -37,6 +37,7 @@ protected:
     BatchOutcome store(const std::vector<schema::ExplainMessage>& messages,
                        std::int64_t received_ms) {
         std::vector<Delivery> batch;
+        batch.reserve(messages.size());
         for (const auto& m : messages) batch.push_back(delivery_of(m, next_id_++));
         auto outcome = store_->store_batch(batch, at(received_ms));
         EXPECT_TRUE(outcome.ok()) << outcome.error().describe();

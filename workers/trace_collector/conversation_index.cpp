@@ -157,6 +157,11 @@ struct TurnRun {
 
 }  // namespace
 
+Result<void> refresh_conversation(Connection& db, const StoreConfig& config,
+                                  const std::string& conversation) {
+    return enforce_bounds(db, config, conversation);
+}
+
 Result<void> index_turn(Connection& db, const StoreConfig& config, std::int64_t session) {
     auto q = db.prepare(
         "SELECT s.uuid, s.conversation, s.started, s.status, s.question, "

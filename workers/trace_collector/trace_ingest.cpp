@@ -524,12 +524,16 @@ private:
     }
 
     // The id of `body` in texts (stored once); nullopt on a digest collision (then inline it).
+    // Its last_used becomes this batch's received time (never earlier): prune keeps a text while
+    // an event received at or before its last_used is kept.
     Result<std::optional<std::int64_t>> text_id(std::string_view body) {
         const std::string digest = fnv_digest(body);
         auto insert = db_.prepare(
-            "INSERT INTO texts(digest, body) VALUES(?1, ?2) ON CONFLICT(digest) DO NOTHING");
+            "INSERT INTO texts(digest, body, last_used) VALUES(?1, ?2, ?3) ON CONFLICT(digest) DO "
+            "UPDATE SET last_used = excluded.last_used WHERE texts.last_used < "
+            "excluded.last_used");
         if (!insert) return insert.error();
-        insert->bind_static(1, digest).bind_static(2, body);
+        insert->bind_static(1, digest).bind_static(2, body).bind(3, received_);
         if (auto r = run_once(*insert); !r) return r.error();
         auto select = db_.prepare("SELECT id, body FROM texts WHERE digest = ?1");
         if (!select) return select.error();

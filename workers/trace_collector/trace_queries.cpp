@@ -67,7 +67,7 @@ constexpr const char* kSummaryColumns =
     "id, uri, kind, question, parent, started, ended, status, service, worker, events, "
     "last_event_at, error, "
     "(SELECT COUNT(*) FROM sessions sub WHERE sub.parent = sessions.uri), collection, tokens_in, "
-    "tokens_out";
+    "tokens_out, pinned";
 
 // A run's tokens with its sub-runs' (their own sub-runs too), read after the page: each seek is
 // on sessions_sub_parent.
@@ -115,6 +115,7 @@ json summary_of(const Row& q, std::int64_t cutoff) {
     s["collection"] = q.is_null(14) ? json(nullptr) : json(std::string(q.text(14)));
     s["input_tokens"] = q.int64(15);
     s["output_tokens"] = q.int64(16);
+    s["pinned"] = q.int64(17) != 0;
     return s;
 }
 

@@ -20,10 +20,13 @@ using base::make_error;
 using base::Result;
 using nlohmann::json;
 
+// The largest `older_than` in milliseconds: 100 years.
+constexpr std::int64_t kMaxPruneAgeMs = std::int64_t{100} * 365 * 86'400'000;
 constexpr auto kSettlePoll = std::chrono::milliseconds(5);
 // How long an event the broker has sent may take to reach the collector's batch.
 constexpr auto kInFlight = std::chrono::milliseconds(10);
-constexpr std::string_view kOps = "list, show, export, stats, turns, conversations, forget";
+constexpr std::string_view kOps =
+    "list, show, export, stats, turns, conversations, forget, prune, pin, unpin";
 
 base::Error invalid(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
@@ -228,10 +231,68 @@ Result<json> forget(TraceStore& store, const json& body) {
     return as_reply<schema::ConversationForgotten>(store.forget(*id));
 }
 
-Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stats) {
+Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stats,
+                   RetentionCounters* retention) {
     auto stored = store.stats();
     if (stored && collector_stats) (*stored)["collector"] = schema::encode(collector_stats());
+    if (stored && retention) (*stored)["retention"] = schema::encode(retention->snapshot());
     return as_reply<schema::TraceStats>(std::move(stored));
+}
+
+// `older_than`: an age ("30d", "12h", "90m") or milliseconds; nullopt when absent.
+Result<std::optional<std::chrono::milliseconds>> older_than(const json& body) {
+    const auto it = body.find("older_than");
+    if (it == body.end() || it->is_null()) return std::optional<std::chrono::milliseconds>{};
+    const auto bad = [] {
+        return invalid(
+            "\"older_than\" must be an age such as \"30d\", \"12h\" or \"90m\" (s, m, h, d, w), "
+            "or a positive number of milliseconds");
+    };
+    if (it->is_string()) {
+        const auto ms = base::parse_duration_ms(it->get<std::string>());
+        if (!ms) return bad();
+        return std::optional(std::chrono::milliseconds{*ms});
+    }
+    if (!it->is_number_integer() ||
+        (it->is_number_unsigned() &&
+         it->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxPruneAgeMs)))
+        return bad();
+    const auto ms = it->get<std::int64_t>();
+    if (ms <= 0 || ms > kMaxPruneAgeMs) return bad();
+    return std::optional(std::chrono::milliseconds{ms});
+}
+
+Result<json> prune(TraceStore& store, const json& body, RetentionCounters* retention) {
+    PruneRequest request;
+    auto age = older_than(body);
+    if (!age) return age.error();
+    request.older_than = *age;
+    auto max_bytes =
+        bounded_integer(body, "max_bytes", 0, 0, std::numeric_limits<std::int64_t>::max());
+    if (!max_bytes) return max_bytes.error();
+    if (*max_bytes > 0) request.max_bytes = *max_bytes;
+    if (const auto it = body.find("dry_run"); it != body.end() && !it->is_null()) {
+        if (!it->is_boolean()) return invalid("\"dry_run\" must be true or false");
+        request.dry_run = it->get<bool>();
+    }
+    if (!request.older_than && !request.max_bytes)
+        return invalid("prune needs \"older_than\" (an age such as \"30d\") or \"max_bytes\"");
+    auto counts = store.prune(request);
+    if (!counts) return counts.error();
+    if (retention && !request.dry_run) retention->add(*counts);
+    return schema::encode(
+        schema::TracePruneResult{request.dry_run, counts->traces, counts->sessions, counts->events,
+                                 counts->triples, counts->texts, counts->turns, counts->quarantined,
+                                 counts->bytes_before, counts->bytes_after});
+}
+
+Result<json> pin(TraceStore& store, const json& body, bool pinned) {
+    auto session = optional_string(body, "session");
+    if (!session) return session.error();
+    if (!*session || (*session)->empty())
+        return invalid(std::string(pinned ? "pin" : "unpin") +
+                       " needs \"session\": a session URI or a UUID prefix");
+    return as_reply<schema::TracePinned>(store.pin(**session, pinned));
 }
 
 }  // namespace
@@ -269,9 +330,17 @@ Result<json> ReadStorePool::with_store(const std::function<Result<json>(TraceSto
     return result;
 }
 
+bool is_write_request(const json& body) {
+    const auto op = body.is_object() ? body.find("op") : body.end();
+    if (op == body.end() || !op->is_string()) return false;
+    const auto& name = op->get_ref<const std::string&>();
+    return name == "forget" || name == "prune" || name == "pin" || name == "unpin";
+}
+
 Result<json> answer_trace_request(TraceStore& store, const json& body,
                                   const std::function<bool(const json&)>& partial,
-                                  const CollectorStatsSource& collector_stats) {
+                                  const CollectorStatsSource& collector_stats,
+                                  RetentionCounters* retention) {
     if (!body.is_object()) return invalid("trace expects a JSON object with \"op\"");
     const auto op = body.find("op");
     if (op == body.end() || !op->is_string())
@@ -280,20 +349,20 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "list") return list(store, body);
     if (name == "show") return show(store, body);
     if (name == "export") return export_range(store, body, partial);
-    if (name == "stats") return stats(store, collector_stats);
+    if (name == "stats") return stats(store, collector_stats, retention);
     if (name == "turns") return turns(store, body, collector_stats);
     if (name == "conversations") return conversations(store, body);
     if (name == "forget") return forget(store, body);
+    if (name == "prune") return prune(store, body, retention);
+    if (name == "pin" || name == "unpin") return pin(store, body, name == "pin");
     return invalid("unknown op \"" + name + "\": one of " + std::string(kOps));
 }
 
 runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
-                                    CollectorStatsSource collector_stats) {
-    return [pool, collector_stats](runtime::RequestContext& context) {
-        const auto& body = context.body();
-        const auto op = body.is_object() ? body.find("op") : body.end();
-        const bool writes =
-            op != body.end() && op->is_string() && op->get_ref<const std::string&>() == "forget";
+                                    CollectorStatsSource collector_stats,
+                                    std::shared_ptr<RetentionCounters> retention) {
+    return [pool, collector_stats, retention](runtime::RequestContext& context) {
+        const bool writes = is_write_request(context.body());
         const auto with = [&](const std::function<Result<json>(TraceStore&)>& use) {
             return writes ? pool->with_writer(use) : pool->with_store(use);
         };
@@ -303,7 +372,7 @@ runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
                 [&](const json& chunk) {
                     return !context.cancelled() && context.send_partial(chunk).ok();
                 },
-                collector_stats);
+                collector_stats, retention.get());
         });
         if (answer) {
             (void)context.reply(*answer);

@@ -15,6 +15,7 @@
 #include "base/result.hpp"
 #include "schema/messages_trace.hpp"
 #include "workers/runtime/worker.hpp"
+#include "workers/trace_collector/retention.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 
 namespace glassbox::trace {
@@ -37,9 +38,10 @@ public:
     // Runs `use` with a connection of its own; the connection's open error otherwise.
     base::Result<nlohmann::json> with_store(
         const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
-    // Runs `use` with the one read-write connection, for `forget`: the only write the service
-    // makes. It waits for the collector's commit in progress (the store's write lock; on SQLite
-    // within StoreConfig::busy_timeout); writes through it are serialised by a mutex.
+    // Runs `use` with the one read-write connection, for the writes the service makes
+    // (`forget`, `prune`, `pin`, `unpin`). It waits for the collector's commit in progress (the
+    // store's write lock; on SQLite within StoreConfig::busy_timeout); writes through it are
+    // serialised by a mutex.
     base::Result<nlohmann::json> with_writer(
         const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
 
@@ -57,16 +59,22 @@ using CollectorStatsSource = std::function<schema::TraceCollectorStats()>;
 
 // Answers one `trace` request body against `store`. export hands each {"nquads": ...} chunk to
 // `partial` (false from it stops the export) and answers the FINAL counts; stats adds
-// `collector` from `collector_stats` when given. Bad input: InvalidRequest naming the field; an
-// unknown id NotFound; an ambiguous prefix InvalidRequest.
+// `collector` from `collector_stats` when given, and `retention` from `retention` (which also
+// counts what a `prune` request deletes). Bad input: InvalidRequest naming the field; an unknown
+// id NotFound; an ambiguous prefix InvalidRequest.
 base::Result<nlohmann::json> answer_trace_request(
     TraceStore& store, const nlohmann::json& body,
     const std::function<bool(const nlohmann::json&)>& partial,
-    const CollectorStatsSource& collector_stats = {});
+    const CollectorStatsSource& collector_stats = {}, RetentionCounters* retention = nullptr);
+
+// Whether a request body is one of the ops that write (served through with_writer).
+bool is_write_request(const nlohmann::json& body);
 
 // The runtime handler. The pool is shared by the handler copies the runtime makes (one per
-// slot thread), hence shared_ptr. `collector_stats`: the collector writing the store, if any.
+// slot thread), hence shared_ptr. `collector_stats`: the collector writing the store, if any;
+// `retention`: its process's retention counters, if any (shared with the retention thread).
 runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
-                                    CollectorStatsSource collector_stats = {});
+                                    CollectorStatsSource collector_stats = {},
+                                    std::shared_ptr<RetentionCounters> retention = nullptr);
 
 }  // namespace glassbox::trace

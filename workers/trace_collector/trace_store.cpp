@@ -20,7 +20,7 @@ using storage::Database;
 
 namespace {
 
-constexpr std::string_view kSchemaVersion = "4";
+constexpr std::string_view kSchemaVersion = "5";
 
 constexpr const char* kEventsTable = R"sql(
 -- One row per stored event with its triples: `triples` is ONE zstd frame (content size in its
@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS events(
   triple_count INTEGER NOT NULL DEFAULT 0,
   triples BLOB,
   PRIMARY KEY(session, seq));
+-- The oldest event kept: texts last used before it are referenced by no event (prune).
+CREATE INDEX IF NOT EXISTS events_received ON events(received);
 )sql";
 
 constexpr const char* kSchema = R"sql(
@@ -63,7 +65,8 @@ CREATE TABLE IF NOT EXISTS sessions(
   conversation TEXT,
   collection TEXT,
   tokens_in INTEGER NOT NULL DEFAULT 0,
-  tokens_out INTEGER NOT NULL DEFAULT 0);
+  tokens_out INTEGER NOT NULL DEFAULT 0,
+  pinned INTEGER NOT NULL DEFAULT 0);
 -- export's range and lists that include sub-traces.
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started);
 -- kind and status filters over all sessions (include_subtraces) are rare: sessions_started
@@ -87,10 +90,14 @@ DROP INDEX IF EXISTS sessions_top_question;
 CREATE INDEX IF NOT EXISTS sessions_top_page ON sessions(started, id, question) WHERE parent IS NULL;
 CREATE INDEX IF NOT EXISTS sessions_top_collection ON sessions(collection, started) WHERE parent IS NULL;
 -- Long literal values (answers, observations), stored once whatever the events that hold them.
+-- `last_used`: the latest `received` of an event stored with it, so a text with last_used before
+-- every kept event's `received` is referenced by none (prune deletes it).
 CREATE TABLE IF NOT EXISTS texts(
   id INTEGER PRIMARY KEY,
   digest TEXT NOT NULL UNIQUE,
-  body TEXT NOT NULL);
+  body TEXT NOT NULL,
+  last_used INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS texts_last_used ON texts(last_used);
 CREATE TABLE IF NOT EXISTS quarantine(
   id INTEGER PRIMARY KEY,
   received INTEGER NOT NULL,
@@ -121,7 +128,7 @@ CREATE TABLE IF NOT EXISTS conversations(
   started INTEGER NOT NULL,
   last INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS conversations_last ON conversations(last, id);
-INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '4');
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '5');
 )sql";
 
 // Version 1 → 2: sessions gain `conversation` (the tables above are new). Runs stored before
@@ -192,6 +199,17 @@ Result<void> copy_events_from_3(Database& db) {
     });
 }
 
+// Version 4 → 5 (issue 34, retention): sessions can be pinned (never pruned), texts record when
+// an event last used them. A text stored before is marked used by the newest event then stored:
+// it goes once every event of before the upgrade has gone, and a newer event that uses it again
+// moves its mark.
+constexpr const char* kMigrateFrom4 = R"sql(
+ALTER TABLE sessions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE texts ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
+UPDATE texts SET last_used = (SELECT COALESCE(MAX(received), 0) FROM events);
+UPDATE meta SET value = '5' WHERE key = 'schema';
+)sql";
+
 Result<void> migrate_from_3(Database& db) {
     if (auto r = db.exec("ALTER TABLE events RENAME TO events_v3;"); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
@@ -227,13 +245,18 @@ Result<void> migrate(Database& db) {
     }
     if (version == "3") {
         if (auto r = migrate_from_3(db); !r) return r.error();
+        version = "4";
+    }
+    if (version == "4") {
+        if (auto r = db.exec(kMigrateFrom4); !r) return r.error();
     }
     if (auto r = db.exec(kSchema); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
     return transaction->commit();
 }
 
-// The same tables on PostgreSQL (schema 4 from the start: no migrations). Text keys compare
+// The same tables on PostgreSQL (schema 5 from the start: no migrations; no PostgreSQL store of
+// an older version was ever released). Text keys compare
 // bytewise (COLLATE "C"), as SQLite's do: a UUID prefix is a range of them. Session ids are
 // given by the writer (the batch holds the store's writer lock); texts and quarantine rows take
 // the next identity.
@@ -257,7 +280,8 @@ CREATE TABLE IF NOT EXISTS sessions(
   conversation TEXT COLLATE "C",
   collection TEXT COLLATE "C",
   tokens_in BIGINT NOT NULL DEFAULT 0,
-  tokens_out BIGINT NOT NULL DEFAULT 0);
+  tokens_out BIGINT NOT NULL DEFAULT 0,
+  pinned BIGINT NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started);
 CREATE INDEX IF NOT EXISTS sessions_sub_parent ON sessions(parent, started) WHERE parent IS NOT NULL;
 CREATE INDEX IF NOT EXISTS sessions_uuid ON sessions(uuid);
@@ -275,10 +299,13 @@ CREATE TABLE IF NOT EXISTS events(
   triple_count BIGINT NOT NULL DEFAULT 0,
   triples BYTEA,
   PRIMARY KEY(session, seq));
+CREATE INDEX IF NOT EXISTS events_received ON events(received);
 CREATE TABLE IF NOT EXISTS texts(
   id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
   digest TEXT COLLATE "C" NOT NULL UNIQUE,
-  body TEXT NOT NULL);
+  body TEXT NOT NULL,
+  last_used BIGINT NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS texts_last_used ON texts(last_used);
 CREATE TABLE IF NOT EXISTS quarantine(
   id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
   received BIGINT NOT NULL,
@@ -307,7 +334,7 @@ CREATE TABLE IF NOT EXISTS conversations(
   started BIGINT NOT NULL,
   last BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS conversations_last ON conversations(last, id);
-INSERT INTO meta(key, value) VALUES('schema', '4') ON CONFLICT(key) DO NOTHING;
+INSERT INTO meta(key, value) VALUES('schema', '5') ON CONFLICT(key) DO NOTHING;
 )sql";
 
 // Creates the schema under the store's writer lock: collectors starting together on several
@@ -346,6 +373,8 @@ Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path
     // A new store gets 16 KiB pages: a step's triples (tens of KiB) append to a quarter of the
     // pages, so each commit writes a quarter of the WAL frames (one write call each).
     options.page_size = 16384;
+    // Pages a prune frees go back to the file system (PRAGMA incremental_vacuum) without a VACUUM.
+    options.auto_vacuum_incremental = true;
     // The wrapper's message already names the path: "trace store <path>: <why>".
     auto opened = Database::open(path, options);
     if (!opened) return opened.error();

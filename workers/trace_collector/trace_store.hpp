@@ -110,6 +110,33 @@ struct ExportCounts {
     std::uint64_t triples = 0;
 };
 
+// What prune deletes (docs/traces.md, "Retention"): whole top-level traces (each with all its
+// sub-runs), oldest `started` first, never a pinned one nor one still running.
+struct PruneRequest {
+    // The traces started more than this long before `now`; quarantine rows received before then.
+    std::optional<std::chrono::milliseconds> older_than;
+    // Then the oldest until the store's live bytes (live_bytes()) are at most this.
+    std::optional<std::int64_t> max_bytes;
+    // Count what would go, delete nothing (max_bytes: by the per-trace estimate, no re-measure).
+    bool dry_run = false;
+    // At most this many top-level traces per write transaction: ingest waits for one batch only.
+    std::int64_t batch_traces = 200;
+    WallClock::time_point now = WallClock::now();
+};
+
+// What a prune deleted (or, dry, would delete).
+struct PruneCounts {
+    std::int64_t traces = 0;    // top-level traces
+    std::int64_t sessions = 0;  // runs: the traces and all their sub-runs
+    std::int64_t events = 0;
+    std::int64_t triples = 0;
+    std::int64_t texts = 0;         // long texts no kept event uses any more
+    std::int64_t turns = 0;         // conversation turns of the pruned runs
+    std::int64_t quarantined = 0;   // quarantine rows older than older_than
+    std::int64_t bytes_before = 0;  // live bytes (live_bytes())
+    std::int64_t bytes_after = 0;   // dry run: bytes_before less the estimate of what would go
+};
+
 // Receives export output: whole N-Quads lines. Returning false stops the export (Cancelled).
 using NquadsSink = std::function<bool(std::string_view lines)>;
 
@@ -182,6 +209,19 @@ public:
     base::Result<void> check_kind(const std::string& kind);
     base::Result<nlohmann::json> conversations(std::int64_t limit);
     base::Result<nlohmann::json> forget(std::string_view conversation);
+
+    // Retention (docs/traces.md, "Retention"); read-write stores. Deletes in batches of
+    // request.batch_traces traces, each its own write transaction; on SQLite gives the freed
+    // pages back to the file system (incremental vacuum; a store created before auto_vacuum is
+    // converted by one VACUUM on its first prune that deletes).
+    base::Result<PruneCounts> prune(const PruneRequest& request);
+    // Pins (or unpins) the session `id` names (as show takes it): a trace holding a pinned run is
+    // never pruned. Answers schema::TracePinned.
+    base::Result<nlohmann::json> pin(std::string_view id, bool pinned);
+    // The bytes the store's rows take: SQLite's pages in use ((page_count - freelist_count) *
+    // page_size: the file only shrinks after a vacuum); PostgreSQL's rows as stored (blobs,
+    // texts, turns and payloads with a per-row allowance: its files do not shrink after DELETE).
+    base::Result<std::int64_t> live_bytes();
 
     // A session URI, or a unique prefix of its UUID, to the session URI. Unknown: NotFound;
     // ambiguous prefix: InvalidRequest listing the matches.

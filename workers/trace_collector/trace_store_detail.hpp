@@ -20,6 +20,11 @@ namespace glassbox::trace::detail {
 base::Result<void> index_turn(storage::sql::Connection& db, const StoreConfig& config,
                               std::int64_t session);
 
+// Rewrites conversation `conversation`'s summary row from its turns left (deletes it when none
+// is), dropping turns beyond the bounds (conversation_index.cpp). In a write transaction.
+base::Result<void> refresh_conversation(storage::sql::Connection& db, const StoreConfig& config,
+                                        const std::string& conversation);
+
 inline std::int64_t to_ms(WallClock::time_point time) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
 }

@@ -46,3 +46,21 @@ TEST(TimeFormat, RecognisesTheLexicalForm) {
 
 }  // namespace
 }  // namespace glassbox::base
+
+namespace glassbox::base {
+namespace {
+
+TEST(Duration, ParsesAgesWithAUnit) {
+    EXPECT_EQ(parse_duration_ms("90s"), 90'000);
+    EXPECT_EQ(parse_duration_ms("90m"), 90 * 60'000);
+    EXPECT_EQ(parse_duration_ms("12h"), 12 * 3'600'000);
+    EXPECT_EQ(parse_duration_ms("30d"), std::int64_t{30} * 86'400'000);
+    EXPECT_EQ(parse_duration_ms("2w"), std::int64_t{14} * 86'400'000);
+    EXPECT_EQ(parse_duration_ms("999999999w"), std::int64_t{999'999'999} * 604'800'000);
+    for (const char* bad :
+         {"", "d", "30", "0d", "-1d", "1.5h", "30 d", "30D", "30y", "1234567890s"})
+        EXPECT_FALSE(parse_duration_ms(bad)) << bad;
+}
+
+}  // namespace
+}  // namespace glassbox::base

@@ -88,5 +88,23 @@ TEST(Metrics, LatenciesAreHistogramsWithCumulativeBuckets) {
         << text;
 }
 
+// The trace collector's retention counters (stats' `retention`) become counters, when it has them.
+TEST(Metrics, RetentionCountersFromTraceStats) {
+    Metrics metrics;
+    const nlohmann::json traces{
+        {"sessions", 4},
+        {"events", 8},
+        {"retention",
+         {{"traces", 3}, {"sessions", 5}, {"events", 11}, {"bytes", 4096}, {"failures", 1}}}};
+    const std::string text = metrics.render(nullptr, traces, 0);
+    for (const char* line :
+         {"# TYPE glassbox_traces_pruned_total counter\n", "glassbox_traces_pruned_total 3\n",
+          "glassbox_trace_runs_pruned_total 5\n", "glassbox_trace_events_pruned_total 11\n",
+          "glassbox_trace_bytes_pruned_total 4096\n", "glassbox_trace_prune_failures_total 1\n"})
+        EXPECT_NE(text.find(line), std::string::npos) << line << text;
+    const std::string without = metrics.render(nullptr, nlohmann::json{{"sessions", 4}}, 0);
+    EXPECT_EQ(without.find("pruned"), std::string::npos) << "no collector, no retention counters";
+}
+
 }  // namespace
 }  // namespace glassbox::gateway

@@ -546,5 +546,24 @@ TEST(HasWords, LettersDigitsOrOtherScriptsCountPunctuationDoesNot) {
     for (std::string_view no : {"...", "?!", " - ", "", "\t"}) EXPECT_FALSE(has_words(no)) << no;
 }
 
+TEST(TraceRetention, RepliesRoundTripAndOlderSummariesReadUnpinned) {
+    TracePruneResult pruned{true, 2, 5, 11, 300, 1, 1, 0, 1'000'000, 400'000};
+    EXPECT_EQ(decode<TracePruneResult>(encode(pruned)).value(), pruned);
+    TracePinned pinned{"urn:glassbox:0b6f:question", true};
+    EXPECT_EQ(decode<TracePinned>(encode(pinned)).value(), pinned);
+    EXPECT_FALSE(decode<TracePinned>(nlohmann::json{{"pinned", true}}).ok()) << "session required";
+    TraceStats stats;
+    stats.retention = TraceRetentionStats{86'400'000, 0, 3, 7, 9, 20, 123'456, 1, "busy"};
+    EXPECT_EQ(decode<TraceStats>(encode(stats)).value(), stats);
+    EXPECT_FALSE(decode<TraceStats>(nlohmann::json::object()).value().retention);
+    // A summary from before `pinned` existed reads as not pinned.
+    auto summary =
+        decode<TraceSessionSummary>(nlohmann::json{{"session", "urn:x"}, {"status", "complete"}});
+    ASSERT_TRUE(summary.ok());
+    EXPECT_FALSE(summary->pinned);
+    summary->pinned = true;
+    EXPECT_EQ(encode(*summary)["pinned"], true);
+}
+
 }  // namespace
 }  // namespace glassbox::schema

@@ -65,7 +65,9 @@ inline void downgrade_to_schema3(const std::filesystem::path& path) {
     auto dropped = db.exec(
         "INSERT INTO events_v3 SELECT session, seq, explain_id, state, received, delivery_id "
         "FROM events; DROP TABLE events; ALTER TABLE events_v3 RENAME TO events; "
-        "UPDATE meta SET value = '3' WHERE key = 'schema';");
+        "DROP INDEX texts_last_used; ALTER TABLE texts DROP COLUMN last_used; "
+        "ALTER TABLE sessions DROP COLUMN pinned; UPDATE meta SET value = '3' WHERE key = "
+        "'schema';");
     ASSERT_TRUE(dropped.ok()) << dropped.error().describe();
 }
 
