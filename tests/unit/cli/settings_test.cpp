@@ -17,6 +17,7 @@
 #include "cli/home.hpp"
 #include "gateway/gateway_config.hpp"
 #include "schema/explain_builder.hpp"
+#include "tests/unit/cli/settings_home.hpp"
 #include "workers/agent/agent_config.hpp"
 #include "workers/embeddings/embeddings_config.hpp"
 #include "workers/llm/llm_config.hpp"
@@ -31,29 +32,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-config::EnvLookup env_of(std::map<std::string, std::string> vars) {
-    return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-        const auto found = vars.find(name);
-        if (found == vars.end()) return std::nullopt;
-        return found->second;
-    };
-}
+using cli::testing::env_of;
 
-class SettingsTest : public ::testing::Test {
-protected:
-    void SetUp() override {
-        home = fs::temp_directory_path() /
-               ("glassbox-settings-test-" + std::to_string(std::random_device{}()));
-        fs::create_directories(home / "run");
-        reset_settings();
-    }
-    void TearDown() override {
-        reset_settings();
-        fs::remove_all(home);
-    }
-    void write_config(const std::string& text) { std::ofstream(config_file_path(home)) << text; }
-    fs::path home;
-};
+using SettingsTest = cli::testing::SettingsHome;
 
 std::int64_t ms(std::chrono::milliseconds d) { return d.count(); }
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/settings.hpp"
+#include "tests/unit/cli/settings_home.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -20,31 +21,13 @@ namespace fs = std::filesystem;
 
 constexpr const char* kPassword = "s3cret-pw";
 
-config::EnvLookup env_of(std::map<std::string, std::string> vars) {
-    return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-        const auto found = vars.find(name);
-        if (found == vars.end()) return std::nullopt;
-        return found->second;
-    };
-}
+using cli::testing::env_of;
 
-class StorageChoiceTest : public ::testing::Test {
+class StorageChoiceTest : public cli::testing::SettingsHome {
 protected:
-    void SetUp() override {
-        home = fs::temp_directory_path() /
-               ("glassbox-storage-choice-test-" + std::to_string(std::random_device{}()));
-        fs::create_directories(home / "run");
-        reset_settings();
-    }
-    void TearDown() override {
-        reset_settings();
-        fs::remove_all(home);
-    }
-    void write_config(const std::string& text) { std::ofstream(config_file_path(home)) << text; }
     base::Result<config::Resolved> resolve(std::map<std::string, std::string> env = {}) {
         return resolve_settings_for(home, {}, env_of(std::move(env)));
     }
-    fs::path home;
 };
 
 TEST_F(StorageChoiceTest, SqliteIsTheDefault) {
