@@ -24,6 +24,7 @@
 #include "bus/frame_codec.hpp"
 #include "schema/messages.hpp"
 #include "tests/support/file_size_limit.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/wait_until.hpp"
 #include "tests/unit/broker/peer_frames.hpp"
 
@@ -388,11 +389,9 @@ protected:
     std::jthread thread_;
 };
 
+// A spool `name` in the test process's scratch folder (removed when the process exits).
 inline std::string temp_spool_path(const char* name) {
-    const auto dir =
-        std::filesystem::temp_directory_path() / ("gb-broker-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    const auto path = dir / name;
+    const auto path = test_support::scratch_dir("gb-broker") / name;
     std::filesystem::remove_all(path);  // a spool is a directory: a repeated test starts afresh
     return path.string();
 }

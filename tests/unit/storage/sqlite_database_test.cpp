@@ -9,14 +9,15 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+
 #include <sqlite3.h>
+#include "tests/support/scratch_dir.hpp"
 
 namespace glassbox::storage {
 namespace {
 
 std::filesystem::path temp_path(const std::string& name) {
-    auto dir = std::filesystem::temp_directory_path() /
-               ("gb-storage-" + std::to_string(::getpid()) + "-" + name);
+    auto dir = test_support::scratch_dir("gb-storage") / name;
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return dir / "db.sqlite";
