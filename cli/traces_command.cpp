@@ -71,6 +71,20 @@ json call_trace(const ClientOptions& options, const json& request) {
     return call_for_object(options, schema::services::kTrace, request);
 }
 
+// Asks the trace service and prints its reply: as received with --json, else decoded as `Reply`
+// and rendered by render(reply) (a reply that does not decode: its error, exit 2).
+template <typename Reply, typename Render>
+void print_trace_reply(const ClientOptions& options, const json& request, Render&& render) {
+    const json reply = call_trace(options, request);
+    if (options.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    auto decoded = schema::decode<Reply>(reply);
+    if (!decoded) exit_with_error(decoded.error());
+    std::cout << render(*decoded) << std::flush;
+}
+
 // ---- list ---------------------------------------------------------------------------------
 
 struct ListOptions {
@@ -101,14 +115,9 @@ void run_list(const ListOptions& options) {
     if (options.all) request["include_subtraces"] = true;
     if (!options.after.empty()) request["after"] = options.after;
     if (options.exact_total) request["exact_total"] = true;
-    const json reply = call_trace(options.client, request);
-    if (options.client.json) {
-        std::cout << dump_json(reply) << std::endl;
-        return;
-    }
-    auto list = schema::decode<schema::TraceSessionList>(reply);
-    if (!list) exit_with_error(list.error());
-    std::cout << traces::render_session_table(*list) << std::flush;
+    print_trace_reply<schema::TraceSessionList>(options.client, request, [](const auto& list) {
+        return traces::render_session_table(list);
+    });
 }
 
 // ---- show ---------------------------------------------------------------------------------
@@ -357,14 +366,9 @@ std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) 
 }
 
 void run_stats(const ClientOptions& options) {
-    const json reply = call_trace(options, json{{"op", "stats"}});
-    if (options.json) {
-        std::cout << dump_json(reply) << std::endl;
-        return;
-    }
-    auto stats = schema::decode<schema::TraceStats>(reply);
-    if (!stats) exit_with_error(stats.error());
-    std::cout << traces::render_rows(trace_stats_rows(*stats)) << std::flush;
+    print_trace_reply<schema::TraceStats>(options, json{{"op", "stats"}}, [](const auto& stats) {
+        return traces::render_rows(trace_stats_rows(stats));
+    });
 }
 
 // ---- prune, pin, unpin --------------------------------------------------------------------
@@ -392,14 +396,8 @@ void run_prune(const PruneOptions& options) {
         exit_with_error(make_error(ErrorType::kInvalidRequest,
                                    "traces prune needs --older-than AGE or --max-bytes N"));
     }
-    const json reply = call_trace(options.client, request);
-    if (options.client.json) {
-        std::cout << dump_json(reply) << std::endl;
-        return;
-    }
-    auto result = schema::decode<schema::TracePruneResult>(reply);
-    if (!result) exit_with_error(result.error());
-    std::cout << render_prune(*result) << std::flush;
+    print_trace_reply<schema::TracePruneResult>(
+        options.client, request, [](const auto& result) { return render_prune(result); });
 }
 
 struct PinOptions {
