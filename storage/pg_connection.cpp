@@ -465,9 +465,19 @@ Result<std::unique_ptr<PgConnection>> PgConnection::open(const PgOptions& option
         std::to_string(std::max<std::int64_t>(options.connect_timeout.count(), 1));
     // Keywords are applied in order, the DSN expanded where `dbname` stands: the DSN may name
     // another application_name; connect_timeout and client_encoding are ours.
-    const char* const keywords[] = {"application_name", "dbname", "connect_timeout",
-                                    "client_encoding", nullptr};
-    const char* const values[] = {"glassbox", options.dsn.c_str(), timeout.c_str(), "UTF8",
+    const std::string search_path = "-c search_path=" + options.search_path;
+    const bool has_path = !options.search_path.empty();
+    const char* const keywords[] = {"application_name",
+                                    "dbname",
+                                    "connect_timeout",
+                                    "client_encoding",
+                                    has_path ? "options" : nullptr,
+                                    nullptr};
+    const char* const values[] = {"glassbox",
+                                  options.dsn.c_str(),
+                                  timeout.c_str(),
+                                  "UTF8",
+                                  has_path ? search_path.c_str() : nullptr,
                                   nullptr};
     auto connection =
         std::make_unique<PgConnection>(Token{}, options, PQconnectdbParams(keywords, values, 1));

@@ -27,6 +27,9 @@ struct PgOptions {
     // Every kWrite transaction takes pg_advisory_xact_lock(writer_lock_key) after BEGIN, so
     // writers of one store (processes on many hosts) run one at a time, as on SQLite.
     std::int64_t writer_lock_key = 0x676c617373626f78;  // "glassbox"
+    // When set, the session's search_path (unquoted names resolve there first), kept across
+    // re-connections; it replaces any `options` the DSN gives. A schema name of [a-z0-9_] only.
+    std::string search_path;
 };
 
 // SQL as callers write it for both engines, with PostgreSQL's placeholders: `?N` becomes `$N`

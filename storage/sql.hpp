@@ -165,4 +165,26 @@ private:
     Connection* connection_;
 };
 
+// Table DDL written once in SQLite's words, for `dialect`: on PostgreSQL INTEGER becomes BIGINT,
+// REAL DOUBLE PRECISION, BLOB BYTEA, TEXT `TEXT COLLATE "C"` (bytewise order and comparison, as
+// on SQLite), `INTEGER PRIMARY KEY AUTOINCREMENT` an identity column, and `WITHOUT ROWID` goes.
+// Types and keywords are recognised in uppercase only (a column called `text` stays a name);
+// names, literals and anything else pass unchanged. Virtual tables and triggers are not
+// translated.
+std::string ddl_for(Dialect dialect, std::string_view sqlite_ddl);
+
+// One read transaction around a group of statements, so they see one snapshot (and SQLite takes
+// its read lock once instead of once per statement). Inside a transaction already open it does
+// nothing; a failed BEGIN leaves each statement its own snapshot. Destroying it ends the read.
+class ReadScope {
+public:
+    explicit ReadScope(Connection& connection);
+    ~ReadScope();
+    ReadScope(const ReadScope&) = delete;
+    ReadScope& operator=(const ReadScope&) = delete;
+
+private:
+    Connection* connection_ = nullptr;  // null: nothing was begun here
+};
+
 }  // namespace glassbox::storage::sql

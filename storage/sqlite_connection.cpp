@@ -59,12 +59,31 @@ Result<sql::Statement> SqliteConnection::prepare_once(const std::string& sql) {
     return sql::Statement(std::make_unique<Impl>(std::move(*prepared)));
 }
 
-Result<void> SqliteConnection::begin(sql::TransactionKind kind) {
-    return db_->exec(kind == sql::TransactionKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN");
+namespace {
+
+// BEGIN, COMMIT and ROLLBACK run once per request on the store's read path: cached statements,
+// not a parse each time.
+Result<void> run_cached(Database& db, const char* sql) {
+    auto statement = db.prepare(sql);
+    if (!statement) return statement.error();
+    return statement->run();
 }
 
+}  // namespace
+
+Result<void> SqliteConnection::begin(sql::TransactionKind kind) {
+    return run_cached(*db_, kind == sql::TransactionKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN");
+}
+
+Result<void> SqliteConnection::commit() { return run_cached(*db_, "COMMIT"); }
+
 void SqliteConnection::rollback() noexcept {
-    if (in_transaction()) (void)db_->exec("ROLLBACK");
+    if (in_transaction() && !run_cached(*db_, "ROLLBACK")) (void)db_->exec("ROLLBACK");
+}
+
+SqliteConnection* SqliteConnection::of(sql::Connection& connection) noexcept {
+    if (connection.dialect() != sql::Dialect::kSqlite) return nullptr;
+    return static_cast<SqliteConnection*>(&connection);
 }
 
 bool SqliteConnection::in_transaction() const noexcept {

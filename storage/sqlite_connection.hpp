@@ -22,7 +22,7 @@ public:
     std::int64_t changes() const noexcept override { return db_->changes(); }
 
     base::Result<void> begin(sql::TransactionKind kind) override;
-    base::Result<void> commit() override { return db_->exec("COMMIT"); }
+    base::Result<void> commit() override;
     void rollback() noexcept override;
     bool in_transaction() const noexcept override;
 
@@ -31,6 +31,8 @@ public:
 
     // The SQLite connection itself, for what only SQLite has (pragmas, file sizes, migrations).
     Database& database() noexcept { return *db_; }
+    // The SQLite connection behind `connection`, or null when it is another engine's.
+    static SqliteConnection* of(sql::Connection& connection) noexcept;
 
 private:
     class Impl;

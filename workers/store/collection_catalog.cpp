@@ -13,10 +13,10 @@ using base::Result;
 
 namespace {
 
-Result<std::uint64_t> count_of(storage::Database& db, const std::string& sql) {
+Result<std::uint64_t> count_of(storage::sql::Connection& db, const std::string& sql) {
     auto st = db.prepare(sql);
     if (!st) return st.error();
-    auto count = st->first([](const storage::Row& row) { return row.int64(0); });
+    auto count = st->first([](const storage::sql::Row& row) { return row.int64(0); });
     if (!count) return count.error();
     return static_cast<std::uint64_t>(count->value_or(0));
 }
@@ -30,13 +30,13 @@ void put_tiers(const std::array<std::uint64_t, 5>& per_tier,
 
 }  // namespace
 
-Result<std::string> last_loaded(storage::Database& db) {
+Result<std::string> last_loaded(storage::sql::Connection& db) {
     // Both columns hold xsd:dateTime in UTC as the loaders write it, so text order is time order.
     auto st = db.prepare(
         "SELECT max(t) FROM (SELECT max(loaded_at) AS t FROM graph_sources UNION ALL "
         "SELECT max(loaded_at) FROM documents)");
     if (!st) return st.error();
-    auto last = st->first([](const storage::Row& row) { return std::string(row.text(0)); });
+    auto last = st->first([](const storage::sql::Row& row) { return std::string(row.text(0)); });
     if (!last) return last.error();
     return std::move(*last).value_or(std::string());
 }
@@ -44,7 +44,7 @@ Result<std::string> last_loaded(storage::Database& db) {
 Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb) {
     schema::CollectionSummary out;
     out.collection = kb.collection();
-    const storage::ReadScope snapshot(kb.db());
+    const storage::sql::ReadScope snapshot(kb.db());
     // One scan of the SPO order each: at millions of facts, a fraction of a second.
     auto facts = count_of(kb.db(), "SELECT count(*) FROM graph_quads");
     if (!facts) return facts.error();
@@ -67,7 +67,7 @@ Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb) {
     return out;
 }
 
-Result<std::vector<StagedLoadActivity>> staged_loads_since(storage::Database& db,
+Result<std::vector<StagedLoadActivity>> staged_loads_since(storage::sql::Connection& db,
                                                            std::int64_t since) {
     auto st = db.prepare(
         "SELECT load, max(staged_at) FROM graph_staged_quads GROUP BY load HAVING max(staged_at) "
@@ -75,7 +75,7 @@ Result<std::vector<StagedLoadActivity>> staged_loads_since(storage::Database& db
         "ORDER BY load");
     if (!st) return st.error();
     st->bind(1, since);
-    return st->collect([](const storage::Row& row) {
+    return st->collect([](const storage::sql::Row& row) {
         return StagedLoadActivity{std::string(row.text(0)), row.int64(1)};
     });
 }

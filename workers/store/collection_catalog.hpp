@@ -9,7 +9,7 @@
 
 #include "base/result.hpp"
 #include "schema/messages.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/store/knowledge_base.hpp"
 
 namespace glassbox::store {
@@ -20,14 +20,14 @@ namespace glassbox::store {
 base::Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb);
 
 // The newest loaded_at of any source or document; "" when there is none.
-base::Result<std::string> last_loaded(storage::Database& db);
+base::Result<std::string> last_loaded(storage::sql::Connection& db);
 
 // A staged load (docs/knowledge.md §6) that staged a batch since `since` (unix seconds).
 struct StagedLoadActivity {
     std::string load;
     std::int64_t last_staged = 0;  // unix seconds
 };
-base::Result<std::vector<StagedLoadActivity>> staged_loads_since(storage::Database& db,
+base::Result<std::vector<StagedLoadActivity>> staged_loads_since(storage::sql::Connection& db,
                                                                  std::int64_t since);
 
 // kInvalidRequest naming the collection and the load when a staged load staged a batch within

@@ -256,7 +256,7 @@ constexpr const char* kChunkColumns =
     "SELECT c.id, c.uri, d.uri, c.text, c.char_offset, c.char_length, c.ordinal, d.title, d.tier "
     "FROM chunks c JOIN documents d ON d.id = c.document_id ";
 
-StoredChunk read_chunk(const storage::Row& row) {
+StoredChunk read_chunk(const storage::sql::Row& row) {
     StoredChunk out;
     out.rowid = row.int64(0);
     out.chunk.chunk_id = std::string(row.text(1));
@@ -273,7 +273,7 @@ StoredChunk read_chunk(const storage::Row& row) {
 // Chunks by one key each (URI or rowid), in request order, each key once; the keys not stored
 // are listed in `unknown`.
 template <typename Out, typename Key>
-Result<Out> fetch_by(storage::Database& db, const char* where, std::span<const Key> keys,
+Result<Out> fetch_by(storage::sql::Connection& db, const char* where, std::span<const Key> keys,
                      std::size_t max_bytes = SIZE_MAX) {
     // Keys and punctuation around a chunk's strings in a chunks-fetch reply.
     constexpr std::size_t kChunkOverhead = 160;
@@ -413,7 +413,7 @@ std::string chunking_hash(std::span<const ChunkRecord> chunks) {
 // A SAVEPOINT inside the caller's transaction: released on success, rolled back otherwise.
 class Savepoint {
 public:
-    static Result<Savepoint> begin(storage::Database& db) {
+    static Result<Savepoint> begin(storage::sql::Connection& db) {
         if (auto r = db.exec("SAVEPOINT document_put"); !r) return r.error();
         return Savepoint(db);
     }
@@ -431,15 +431,15 @@ public:
     }
 
 private:
-    explicit Savepoint(storage::Database& db) : db_(&db) {}
-    storage::Database* db_;
+    explicit Savepoint(storage::sql::Connection& db) : db_(&db) {}
+    storage::sql::Connection* db_;
 };
 
 }  // namespace
 
 // ---- DocumentStore ------------------------------------------------------------------------------
 
-Result<std::unique_ptr<DocumentStore>> DocumentStore::open(storage::Database& db) {
+Result<std::unique_ptr<DocumentStore>> DocumentStore::open(storage::sql::Connection& db) {
     auto store = std::unique_ptr<DocumentStore>(new DocumentStore(db));
     if (auto r = store->create_schema(); !r) return r.error();
     return store;
@@ -467,7 +467,7 @@ Result<PutResult> DocumentStore::put(const DocumentRecord& document,
         if (auto r = savepoint->release(); !r) return r.error();
         return result;
     }
-    auto transaction = storage::Transaction::begin(db_);
+    auto transaction = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!transaction) return transaction.error();
     auto result = put_rows(document, chunks, characters, content_hash, chunks_hash);
     if (!result) return result;
@@ -493,7 +493,7 @@ struct DocumentColumns {
     std::string_view chunks_hash;
 };
 
-Result<std::optional<StoredVersion>> stored_version(storage::Database& db,
+Result<std::optional<StoredVersion>> stored_version(storage::sql::Connection& db,
                                                     const DocumentRecord& document,
                                                     const std::string& content_hash,
                                                     const std::string& chunks_hash) {
@@ -503,7 +503,7 @@ Result<std::optional<StoredVersion>> stored_version(storage::Database& db,
         "WHERE uri = ?1");
     if (!existing) return existing.error();
     existing->bind(1, std::string_view{document.uri});
-    return existing->first([&](const storage::Row& row) {
+    return existing->first([&](const storage::sql::Row& row) {
         StoredVersion stored;
         stored.id = row.int64(0);
         stored.same_chunks = row.text(1) == content_hash && row.text(2) == chunks_hash;
@@ -515,7 +515,7 @@ Result<std::optional<StoredVersion>> stored_version(storage::Database& db,
 }
 
 // A document whose text and chunks are unchanged: only its metadata and loaded_at change.
-Result<void> update_metadata(storage::Database& db, std::int64_t document_id,
+Result<void> update_metadata(storage::sql::Connection& db, std::int64_t document_id,
                              const DocumentRecord& document, std::string_view loaded_at) {
     auto update = db.prepare(
         "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = "
@@ -531,7 +531,7 @@ Result<void> update_metadata(storage::Database& db, std::int64_t document_id,
     return update->run();
 }
 
-void bind_document_columns(storage::Statement& st, const DocumentColumns& c) {
+void bind_document_columns(storage::sql::Statement& st, const DocumentColumns& c) {
     st.bind(2, std::string_view{c.document.title})
         .bind(3, std::string_view{c.document.source_path})
         .bind(4, std::string_view{c.document.media_type})
@@ -545,13 +545,13 @@ void bind_document_columns(storage::Statement& st, const DocumentColumns& c) {
 
 // A document whose text or chunks changed: its chunks go (their rowids into `removed`) and its
 // row takes the new values.
-Result<void> replace_document(storage::Database& db, std::int64_t document_id,
+Result<void> replace_document(storage::sql::Connection& db, std::int64_t document_id,
                               const DocumentColumns& columns, std::vector<std::int64_t>& removed) {
     {
         auto old = db.prepare("SELECT id FROM chunks WHERE document_id = ?1 ORDER BY id");
         if (!old) return old.error();
         old->bind(1, document_id);
-        auto ids = old->collect([](const storage::Row& row) { return row.int64(0); });
+        auto ids = old->collect([](const storage::sql::Row& row) { return row.int64(0); });
         if (!ids) return ids.error();
         removed.insert(removed.end(), ids->begin(), ids->end());
     }
@@ -569,21 +569,29 @@ Result<void> replace_document(storage::Database& db, std::int64_t document_id,
     return update->run();
 }
 
+// The id an INSERT ... RETURNING id gave its row.
+Result<std::int64_t> returned_id(storage::sql::Statement& insert) {
+    auto id = insert.first([](const storage::sql::Row& row) { return row.int64(0); });
+    insert.reset();
+    if (!id) return id.error();
+    if (!*id) return make_error(ErrorType::kInternal, "document store: an insert returned no id");
+    return **id;
+}
+
 // A document not stored before: its new rowid.
-Result<std::int64_t> insert_document(storage::Database& db, const DocumentColumns& columns) {
+Result<std::int64_t> insert_document(storage::sql::Connection& db, const DocumentColumns& columns) {
     auto insert = db.prepare(
         "INSERT INTO documents(uri, title, source_path, media_type, tier, loaded_at, "
         "characters, content_hash, "
-        "chunking_hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+        "chunking_hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id");
     if (!insert) return insert.error();
     insert->bind(1, std::string_view{columns.document.uri});
     bind_document_columns(*insert, columns);
-    if (auto r = insert->run(); !r) return r.error();
-    return db.last_insert_rowid();
+    return returned_id(*insert);
 }
 
 // In ordinal order, so rowids rise with ordinals (chunks_after then reads documents in order).
-Result<void> insert_chunks(storage::Database& db, std::string_view document_uri,
+Result<void> insert_chunks(storage::sql::Connection& db, std::string_view document_uri,
                            std::int64_t document_id, std::span<const ChunkRecord> chunks,
                            std::vector<std::int64_t>& rowids) {
     std::vector<const ChunkRecord*> ordered;
@@ -593,7 +601,7 @@ Result<void> insert_chunks(storage::Database& db, std::string_view document_uri,
               [](const ChunkRecord* a, const ChunkRecord* b) { return a->ordinal < b->ordinal; });
     auto insert = db.prepare(
         "INSERT INTO chunks(uri, document_id, ordinal, char_offset, char_length, text) VALUES (?1, "
-        "?2, ?3, ?4, ?5, ?6)");
+        "?2, ?3, ?4, ?5, ?6) RETURNING id");
     if (!insert) return insert.error();
     rowids.reserve(ordered.size());
     for (const ChunkRecord* chunk : ordered) {
@@ -603,9 +611,9 @@ Result<void> insert_chunks(storage::Database& db, std::string_view document_uri,
             .bind(4, static_cast<std::int64_t>(chunk->char_offset))
             .bind(5, static_cast<std::int64_t>(chunk->char_length))
             .bind_static(6, chunk->text);
-        if (auto r = insert->run(); !r) return r.error();
-        insert->reset();
-        rowids.push_back(db.last_insert_rowid());
+        auto id = returned_id(*insert);
+        if (!id) return id.error();
+        rowids.push_back(*id);
     }
     return {};
 }
@@ -673,7 +681,7 @@ Result<std::vector<KeywordMatch>> DocumentStore::keyword(std::string_view query,
         "ORDER BY rank LIMIT ?2) AS m JOIN chunks c ON c.id = m.rowid ORDER BY m.rank, c.id");
     if (!select) return select.error();
     select->bind(1, std::string_view{match}).bind(2, std::int64_t{n});
-    return select->collect([](const storage::Row& row) {
+    return select->collect([](const storage::sql::Row& row) {
         return KeywordMatch{row.int64(0), std::string(row.text(1)), -row.real(2)};
     });
 }
@@ -686,7 +694,7 @@ Result<StoredDocument> DocumentStore::document(std::string_view uri) {
         "WHERE d.uri = ?1");
     if (!select) return select.error();
     select->bind(1, uri);
-    auto found = select->first([](const storage::Row& row) {
+    auto found = select->first([](const storage::sql::Row& row) {
         StoredDocument out;
         out.record.uri = std::string(row.text(0));
         out.record.title = std::string(row.text(1));
@@ -721,7 +729,7 @@ Result<std::vector<StoredChunk>> DocumentStore::chunks_after(std::int64_t after_
 namespace {
 
 // One row of a (tier, count) group: the count added to the total and put at its tier (1 … 4).
-void add_tier_count(const storage::Row& row, std::uint64_t& total,
+void add_tier_count(const storage::sql::Row& row, std::uint64_t& total,
                     std::array<std::uint64_t, 5>& per_tier) {
     const auto tier = row.int64(0);
     const auto count = static_cast<std::uint64_t>(row.int64(1));
@@ -737,7 +745,7 @@ Result<DocumentStats> DocumentStore::stats() {
         auto documents = db_.prepare(
             "SELECT tier, count(*), coalesce(sum(characters), 0) FROM documents GROUP BY tier");
         if (!documents) return documents.error();
-        auto read = documents->each([&](const storage::Row& row) {
+        auto read = documents->each([&](const storage::sql::Row& row) {
             out.characters += static_cast<std::uint64_t>(row.int64(2));
             add_tier_count(row, out.documents, out.documents_per_tier);
         });
@@ -747,8 +755,9 @@ Result<DocumentStats> DocumentStore::stats() {
         "SELECT d.tier, count(*) FROM chunks c JOIN documents d ON d.id = c.document_id GROUP BY "
         "d.tier");
     if (!chunks) return chunks.error();
-    auto read = chunks->each(
-        [&](const storage::Row& row) { add_tier_count(row, out.chunks, out.chunks_per_tier); });
+    auto read = chunks->each([&](const storage::sql::Row& row) {
+        add_tier_count(row, out.chunks, out.chunks_per_tier);
+    });
     if (!read) return read.error();
     return out;
 }

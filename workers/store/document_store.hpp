@@ -13,7 +13,7 @@
 
 #include "base/result.hpp"
 #include "schema/messages.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/store/graph_store.hpp"  // TransactionMode, shared by both stores
 
 namespace glassbox::store {
@@ -123,7 +123,8 @@ inline constexpr std::size_t kMaxKeywordTerms = 32;
 // words. Never FTS5 syntax from the user: column filters, NEAR, AND/NOT, '*' and '^' are words.
 std::string fts_match_query(std::string_view user_text);
 
-// One DocumentStore per open storage::Database; not thread-safe (like the connection it uses).
+// One DocumentStore per open knowledge-base connection; not thread-safe (like the connection it
+// uses).
 //
 // Keyword search: FTS5 over chunk text with the unicode61 tokenizer, remove_diacritics 2
 // (case- and accent-insensitive in every script, "café" finds "Cafe"; no stemming, which is
@@ -136,7 +137,7 @@ public:
     // Creates the tables if needed: documents, chunks, chunks_fts (FTS5, external content on
     // chunks, kept in step by triggers) and SQLite's sqlite_sequence (chunk rowids use
     // AUTOINCREMENT so they are never reused).
-    static base::Result<std::unique_ptr<DocumentStore>> open(storage::Database& db);
+    static base::Result<std::unique_ptr<DocumentStore>> open(storage::sql::Connection& db);
 
     DocumentStore(const DocumentStore&) = delete;
     DocumentStore& operator=(const DocumentStore&) = delete;
@@ -169,7 +170,7 @@ public:
     base::Result<DocumentStats> stats();
 
 private:
-    explicit DocumentStore(storage::Database& db) : db_(db) {}
+    explicit DocumentStore(storage::sql::Connection& db) : db_(db) {}
 
     base::Result<void> create_schema();
     base::Result<PutResult> put_rows(const DocumentRecord& document,
@@ -177,7 +178,7 @@ private:
                                      const std::string& content_hash,
                                      const std::string& chunking_hash);
 
-    storage::Database& db_;
+    storage::sql::Connection& db_;
 };
 
 }  // namespace glassbox::store

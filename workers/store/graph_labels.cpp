@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "schema/vocabulary.hpp"
+#include "storage/sqlite_connection.hpp"
 #include "workers/store/store_bounds.hpp"
 
 namespace glassbox::store {
@@ -49,14 +50,14 @@ Result<std::int64_t> label_predicate_id(TermDictionary& dictionary) {
 }
 
 // Adds the best rdfs:label of each id that has one to `best`, in one statement for the set.
-Result<void> read_best_labels(storage::Database& db, std::int64_t label_id,
+Result<void> read_best_labels(storage::sql::Connection& db, std::int64_t label_id,
                               const std::vector<std::int64_t>& ids,
                               std::unordered_map<std::int64_t, std::string>& best);
 
 // The best rdfs:label of each id: from the cache, the rest in one statement for the whole set
 // (and then cached, a missing label too).
 Result<std::unordered_map<std::int64_t, std::string>> best_labels(
-    storage::Database& db, LabelCache& cache, std::int64_t label_id,
+    storage::sql::Connection& db, LabelCache& cache, std::int64_t label_id,
     const std::vector<std::int64_t>& ids) {
     std::unordered_map<std::int64_t, std::string> best;
     if (label_id < 0 || ids.empty()) return best;
@@ -84,7 +85,7 @@ Result<std::unordered_map<std::int64_t, std::string>> best_labels(
     return best;
 }
 
-Result<void> read_best_labels(storage::Database& db, std::int64_t label_id,
+Result<void> read_best_labels(storage::sql::Connection& db, std::int64_t label_id,
                               const std::vector<std::int64_t>& ids,
                               std::unordered_map<std::int64_t, std::string>& best) {
     std::string array = "[";
@@ -100,7 +101,7 @@ Result<void> read_best_labels(storage::Database& db, std::int64_t label_id,
     if (!st) return st.error();
     st->bind(1, std::string_view{array}).bind(2, label_id);
     std::unordered_map<std::int64_t, int> rank;
-    auto read = st->each([&](const storage::Row& row) {
+    auto read = st->each([&](const storage::sql::Row& row) {
         const auto id = row.int64(0);
         const int kind = static_cast<int>(row.int64(1));
         const int r =
@@ -130,7 +131,15 @@ std::string fallback_label(const Term& term) {
 
 }  // namespace
 
-Result<bool> LabelCache::sync(storage::Database& db) {
+Result<bool> LabelCache::sync(storage::sql::Connection& connection) {
+    // Without SQLite's change counters nothing tells that another writer changed a label: the
+    // cache is not used (PostgreSQL reads labels each time).
+    auto* lite = storage::SqliteConnection::of(connection);
+    if (lite == nullptr) {
+        entries_.clear();
+        return false;
+    }
+    auto& db = lite->database();
     if (db.in_write_transaction()) return false;
     auto version = db.data_version();
     if (!version) return version.error();
@@ -143,9 +152,9 @@ Result<bool> LabelCache::sync(storage::Database& db) {
     return true;
 }
 
-Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictionary& dictionary,
-                                             LabelCache& cache, std::span<const Term> terms,
-                                             std::size_t max_bytes) {
+Result<std::vector<std::string>> read_labels(storage::sql::Connection& db,
+                                             TermDictionary& dictionary, LabelCache& cache,
+                                             std::span<const Term> terms, std::size_t max_bytes) {
     auto label_id = label_predicate_id(dictionary);
     if (!label_id) return label_id.error();
     std::vector<std::optional<std::int64_t>> term_ids(terms.size());
@@ -180,7 +189,7 @@ Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictiona
     return out;
 }
 
-Result<std::vector<std::string>> read_labels_of_stored(storage::Database& db,
+Result<std::vector<std::string>> read_labels_of_stored(storage::sql::Connection& db,
                                                        TermDictionary& dictionary,
                                                        LabelCache& cache,
                                                        std::span<const std::int64_t> ids,
@@ -218,8 +227,9 @@ Result<std::vector<std::string>> read_labels_of_stored(storage::Database& db,
     return out;
 }
 
-Result<std::vector<Entity>> read_entities_after(storage::Database& db, TermDictionary& dictionary,
-                                                std::int64_t after_id, std::size_t limit) {
+Result<std::vector<Entity>> read_entities_after(storage::sql::Connection& db,
+                                                TermDictionary& dictionary, std::int64_t after_id,
+                                                std::size_t limit) {
     std::vector<Entity> out;
     {
         auto st = db.prepare(
@@ -228,7 +238,7 @@ Result<std::vector<Entity>> read_entities_after(storage::Database& db, TermDicti
             "EXISTS (SELECT 1 FROM graph_osp AS q WHERE q.o = t.id)) ORDER BY t.id LIMIT ?2");
         if (!st) return st.error();
         st->bind(1, after_id).bind(2, static_cast<std::int64_t>(limit));
-        auto entities = st->collect([](const storage::Row& row) {
+        auto entities = st->collect([](const storage::sql::Row& row) {
             return Entity{row.int64(0), Term(schema::Iri{std::string(row.text(1))}), {}};
         });
         if (!entities) return entities.error();

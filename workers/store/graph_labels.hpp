@@ -12,7 +12,7 @@
 
 #include "base/result.hpp"
 #include "schema/term.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/store/term_dictionary.hpp"
 
 namespace glassbox::store {
@@ -37,7 +37,7 @@ public:
 
     // False inside a write transaction: what it reads may be rolled back (which total_changes
     // does not show), so it is neither served from nor kept in the cache.
-    base::Result<bool> sync(storage::Database& db);
+    base::Result<bool> sync(storage::sql::Connection& db);
     // nullptr: not known; else the label (nullopt: the id has no rdfs:label).
     const std::optional<std::string>* find(std::int64_t id) { return entries_.find(id); }
     void put(std::int64_t id, std::optional<std::string> label) {
@@ -53,7 +53,7 @@ private:
 // One label per term, in order (see GraphStore::labels). Labels adding up to more than
 // `max_bytes` end it with kInvalidRequest saying so (the same long label asked for many times
 // would otherwise be copied as often).
-base::Result<std::vector<std::string>> read_labels(storage::Database& db,
+base::Result<std::vector<std::string>> read_labels(storage::sql::Connection& db,
                                                    TermDictionary& dictionary, LabelCache& cache,
                                                    std::span<const schema::Term> terms,
                                                    std::size_t max_bytes = SIZE_MAX);
@@ -62,12 +62,12 @@ base::Result<std::vector<std::string>> read_labels(storage::Database& db,
 // them): no term is looked up, and each distinct id's rdfs:label is read once. Labels adding up
 // to more than `max_bytes` end it with kInvalidRequest naming `op`.
 base::Result<std::vector<std::string>> read_labels_of_stored(
-    storage::Database& db, TermDictionary& dictionary, LabelCache& cache,
+    storage::sql::Connection& db, TermDictionary& dictionary, LabelCache& cache,
     std::span<const std::int64_t> ids, std::span<const schema::Term* const> terms,
     std::string_view op, std::size_t max_bytes = SIZE_MAX);
 
 // At most `limit` entities with id > after_id, in id order, each with its label.
-base::Result<std::vector<Entity>> read_entities_after(storage::Database& db,
+base::Result<std::vector<Entity>> read_entities_after(storage::sql::Connection& db,
                                                       TermDictionary& dictionary,
                                                       std::int64_t after_id, std::size_t limit);
 

@@ -37,7 +37,7 @@ Result<void> check_source(const SourceRecord& source) {
     return {};
 }
 
-Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& source) {
+Result<std::int64_t> store_source(storage::sql::Connection& db, const SourceRecord& source) {
     if (auto r = check_source(source); !r) return r.error();
     auto st = db.prepare(
         "INSERT INTO graph_sources(uri, kind, document_uri, tier, loaded_at, media_type) "
@@ -52,14 +52,14 @@ Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& sou
         .bind(4, static_cast<std::int64_t>(source.tier))
         .bind(5, std::string_view{source.loaded_at})
         .bind(6, std::string_view{source.media_type});
-    auto id = st->first([](const storage::Row& row) { return row.int64(0); });
+    auto id = st->first([](const storage::sql::Row& row) { return row.int64(0); });
     if (!id) return id.error();
     if (!*id)
         return make_error(ErrorType::kInternal, "graph store: registering a source returned no id");
     return **id;
 }
 
-SourceRecord source_record_at(const storage::Row& row, int first) {
+SourceRecord source_record_at(const storage::sql::Row& row, int first) {
     SourceRecord record;
     record.uri = row.text(first);
     record.kind = static_cast<SourceKind>(std::clamp<std::int64_t>(row.int64(first + 1), 0, 2));
@@ -70,27 +70,27 @@ SourceRecord source_record_at(const storage::Row& row, int first) {
     return record;
 }
 
-Result<std::optional<std::int64_t>> first_source_of(storage::Database& db, std::int64_t s,
+Result<std::optional<std::int64_t>> first_source_of(storage::sql::Connection& db, std::int64_t s,
                                                     std::int64_t p, std::int64_t o,
                                                     std::int64_t g) {
     auto st =
         db.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
     if (!st) return st.error();
     st->bind(1, s).bind(2, p).bind(3, o).bind(4, g);
-    return st->first([](const storage::Row& row) { return row.int64(0); });
+    return st->first([](const storage::sql::Row& row) { return row.int64(0); });
 }
 
-Result<void> link_fact_source(storage::Database& db, std::int64_t s, std::int64_t p, std::int64_t o,
-                              std::int64_t g, std::int64_t source) {
+Result<void> link_fact_source(storage::sql::Connection& db, std::int64_t s, std::int64_t p,
+                              std::int64_t o, std::int64_t g, std::int64_t source) {
     auto st = db.prepare(
-        "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, "
-        "?5)");
+        "INSERT INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, ?5) ON "
+        "CONFLICT DO NOTHING");
     if (!st) return st.error();
     st->bind(1, s).bind(2, p).bind(3, o).bind(4, g).bind(5, source);
     return st->run();
 }
 
-Result<std::vector<SourceRecord>> read_sources(storage::Database& db,
+Result<std::vector<SourceRecord>> read_sources(storage::sql::Connection& db,
                                                std::span<const std::int64_t> ids) {
     std::vector<SourceRecord> out;
     auto st = db.prepare(
@@ -100,7 +100,8 @@ Result<std::vector<SourceRecord>> read_sources(storage::Database& db,
     for (const auto id : ids) {
         st->reset();
         st->bind(1, id);
-        auto record = st->first([](const storage::Row& row) { return source_record_at(row, 0); });
+        auto record =
+            st->first([](const storage::sql::Row& row) { return source_record_at(row, 0); });
         if (!record) return record.error();
         if (*record) out.push_back(std::move(**record));
     }

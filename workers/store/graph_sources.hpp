@@ -11,7 +11,7 @@
 
 #include "base/result.hpp"
 #include "schema/messages.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 
 namespace glassbox::store {
 
@@ -34,23 +34,23 @@ struct SourceRecord {
 base::Result<void> check_source(const SourceRecord& source);
 
 // Checks the record, then inserts it or updates the row with its uri; returns the source's id.
-base::Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& source);
+base::Result<std::int64_t> store_source(storage::sql::Connection& db, const SourceRecord& source);
 
 // A source record from six columns of a row, from `first` on: uri, kind, document_uri, tier,
 // loaded_at, media_type (graph_sources and graph_staged_sources keep them in that order).
-SourceRecord source_record_at(const storage::Row& row, int first);
+SourceRecord source_record_at(const storage::sql::Row& row, int first);
 
 // The first source of a stored fact (its graph_quads.src), or std::nullopt when it is not stored.
-base::Result<std::optional<std::int64_t>> first_source_of(storage::Database& db, std::int64_t s,
-                                                          std::int64_t p, std::int64_t o,
-                                                          std::int64_t g);
+base::Result<std::optional<std::int64_t>> first_source_of(storage::sql::Connection& db,
+                                                          std::int64_t s, std::int64_t p,
+                                                          std::int64_t o, std::int64_t g);
 
 // Records a further source of a stored fact in graph_fact_sources (a repeat is ignored).
-base::Result<void> link_fact_source(storage::Database& db, std::int64_t s, std::int64_t p,
+base::Result<void> link_fact_source(storage::sql::Connection& db, std::int64_t s, std::int64_t p,
                                     std::int64_t o, std::int64_t g, std::int64_t source);
 
 // The records with these ids (an unknown id is skipped), best tier first, then by uri.
-base::Result<std::vector<SourceRecord>> read_sources(storage::Database& db,
+base::Result<std::vector<SourceRecord>> read_sources(storage::sql::Connection& db,
                                                      std::span<const std::int64_t> ids);
 
 }  // namespace glassbox::store

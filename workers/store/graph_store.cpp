@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "schema/vocabulary.hpp"
-#include "storage/int64_row_feed.hpp"
+#include "storage/feed_rows.hpp"
 #include "workers/store/staged_load.hpp"
 
 namespace glassbox::store {
@@ -21,23 +21,20 @@ using schema::Triple;
 
 // ---- opening -------------------------------------------------------------------------------
 
-GraphStore::GraphStore(storage::Database& db, GraphStoreOptions options)
+GraphStore::GraphStore(storage::sql::Connection& db, GraphStoreOptions options)
     : db_(db),
       options_(options),
       dictionary_(db, options_.term_cache_entries, options_.known_term_limit,
                   options_.decode_cache_entries),
       labels_(options_.label_cache_entries) {}
 
-Result<std::unique_ptr<GraphStore>> GraphStore::open(storage::Database& db,
+Result<std::unique_ptr<GraphStore>> GraphStore::open(storage::sql::Connection& db,
                                                      GraphStoreOptions options) {
     std::unique_ptr<GraphStore> store(new GraphStore(db, options));
     if (auto r = store->create_schema(); !r) return r.error();
     if (auto r = store->migrate_index_tables(); !r) return r.error();
     // Registering again on the same connection (another GraphStore) replaces it with itself.
-    if (!storage::register_row_feed(db, kQuadFeedTable)) {
-        return make_error(ErrorType::kInternal,
-                          "graph store: cannot register the quad feed: " + db.message());
-    }
+    if (auto r = storage::sql::register_row_feed(db, kQuadFeedTable); !r) return r.error();
     return store;
 }
 
@@ -104,14 +101,14 @@ Result<void> GraphStore::migrate_index_tables() {
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
             "('graph_quads_pos', 'graph_quads_osp')");
         if (!st) return st.error();
-        auto count = st->first([](const storage::Row& row) { return row.int64(0); });
+        auto count = st->first([](const storage::sql::Row& row) { return row.int64(0); });
         if (!count) return count.error();
         return count->value_or(0) > 0;
     };
     auto old = has_old_index();
     if (!old) return old.error();
     if (!*old) return {};
-    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
     old = has_old_index();  // another process may have migrated meanwhile
     if (!old) return old.error();
@@ -161,7 +158,7 @@ Result<InsertCounts> GraphStore::insert(std::int64_t source_id, std::span<const 
     // Everything is checked before anything is written.
     if (auto r = detail::check_triples(triples); !r) return r.error();
     if (mode == TransactionMode::kOwn) {
-        auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+        auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
         if (!tx) return tx.error();
         TermDictionary::KnownTermsScope known{dictionary_};
         if (auto r = dictionary_.sync_known_terms(); !r) return r.error();
@@ -194,7 +191,7 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id,
         auto st = db_.prepare("SELECT 1 FROM graph_sources WHERE id = ?1");
         if (!st) return st.error();
         st->bind(1, source_id);
-        auto found = st->first([](const storage::Row&) { return true; });
+        auto found = st->first([](const storage::sql::Row&) { return true; });
         if (!found) return found.error();
         if (!*found) {
             return make_error(ErrorType::kNotFound, "graph store: no source with id " +
@@ -220,16 +217,17 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id,
 
     // Prepared once for the loop (finding a cached statement hashes its SQL text).
     auto insert_quad = db_.prepare(
-        "INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
+        "INSERT INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT DO "
+        "NOTHING");
     if (!insert_quad) return insert_quad.error();
-    auto insert_pos =
-        db_.prepare("INSERT OR IGNORE INTO graph_pos(p, o, s, g) VALUES(?1, ?2, ?3, ?4)");
+    auto insert_pos = db_.prepare(
+        "INSERT INTO graph_pos(p, o, s, g) VALUES(?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING");
     if (!insert_pos) return insert_pos.error();
-    auto insert_osp =
-        db_.prepare("INSERT OR IGNORE INTO graph_osp(o, s, p, g) VALUES(?1, ?2, ?3, ?4)");
+    auto insert_osp = db_.prepare(
+        "INSERT INTO graph_osp(o, s, p, g) VALUES(?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING");
     if (!insert_osp) return insert_osp.error();
-    storage::Statement& pos = *insert_pos;
-    storage::Statement& osp = *insert_osp;
+    storage::sql::Statement& pos = *insert_pos;
+    storage::sql::Statement& osp = *insert_osp;
     insert_quad->bind(5, source_id);
     for (const auto& q : quads) {
         insert_quad->reset();
@@ -305,7 +303,7 @@ std::string match_sql(const BoundPattern& b, bool limited) {
     return sql;
 }
 
-void bind_pattern(storage::Statement& st, const BoundPattern& b) {
+void bind_pattern(storage::sql::Statement& st, const BoundPattern& b) {
     if (b.s) st.bind(1, *b.s);
     if (b.p) st.bind(2, *b.p);
     if (b.o) st.bind(3, *b.o);
@@ -347,7 +345,7 @@ Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& patte
 Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(
     std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern,
     MatchBudget* budget, std::vector<std::vector<std::int64_t>>* ids) {
-    storage::ReadScope snapshot(db_);  // every pattern read from one snapshot, one read lock
+    storage::sql::ReadScope snapshot(db_);  // every pattern read from one snapshot, one read lock
     std::vector<std::vector<Triple>> results;
     results.reserve(patterns.size());
     if (ids != nullptr) {
@@ -408,7 +406,7 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     bind_pattern(*st, **bound);
     st->bind(5, static_cast<std::int64_t>(limit));
     RowMemo memo;
-    auto read = st->each([&](const storage::Row& row) -> Result<bool> {
+    auto read = st->each([&](const storage::sql::Row& row) -> Result<bool> {
         auto triple = decode_row(row, pattern, memo);
         if (!triple) return triple.error();
         const auto keep = [&] {
@@ -436,8 +434,8 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     return out;
 }
 
-Result<Triple> GraphStore::decode_row(const storage::Row& st, const schema::TriplePattern& pattern,
-                                      RowMemo& memo) {
+Result<Triple> GraphStore::decode_row(const storage::sql::Row& st,
+                                      const schema::TriplePattern& pattern, RowMemo& memo) {
     const std::int64_t s = st.int64(0);
     const std::int64_t p = st.int64(1);
     const std::int64_t o = st.int64(2);
@@ -511,7 +509,7 @@ Result<void> GraphStore::match_each(const schema::TriplePattern& pattern, std::s
     batch.reserve(batch_size);
     RowMemo memo;
     bool stopped = false;
-    auto read = st->each([&](const storage::Row& row) -> Result<bool> {
+    auto read = st->each([&](const storage::sql::Row& row) -> Result<bool> {
         auto triple = decode_row(row, pattern, memo);
         if (!triple) return triple.error();
         batch.push_back(std::move(*triple));
@@ -542,7 +540,7 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
             "SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
         if (!st) return st.error();
         bind_pattern(*st, b);
-        auto first = st->first([](const storage::Row& row) { return row.int64(0); });
+        auto first = st->first([](const storage::sql::Row& row) { return row.int64(0); });
         if (!first) return first.error();
         if (!*first) return out;
         source_ids.push_back(**first);
@@ -552,7 +550,8 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
             "SELECT source FROM graph_fact_sources WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
         if (!st) return st.error();
         bind_pattern(*st, b);
-        auto read = st->each([&](const storage::Row& row) { source_ids.push_back(row.int64(0)); });
+        auto read =
+            st->each([&](const storage::sql::Row& row) { source_ids.push_back(row.int64(0)); });
         if (!read) return read.error();
     }
     return read_sources(db_, source_ids);
@@ -604,7 +603,7 @@ Result<GraphStats> GraphStore::stats() {
     const auto count = [this](const std::string& sql) -> Result<std::uint64_t> {
         auto st = db_.prepare(sql);
         if (!st) return st.error();
-        auto n = st->first([](const storage::Row& row) { return row.int64(0); });
+        auto n = st->first([](const storage::sql::Row& row) { return row.int64(0); });
         if (!n) return n.error();
         return static_cast<std::uint64_t>(n->value_or(0));
     };
@@ -628,7 +627,7 @@ Result<GraphStats> GraphStore::stats() {
             "q.src "
             "GROUP BY st.tier");
         if (!st) return st.error();
-        auto read = st->each([&](const storage::Row& row) {
+        auto read = st->each([&](const storage::sql::Row& row) {
             const auto tier = row.int64(0);
             if (tier >= 1 && tier <= 4)
                 stats.facts_per_tier[static_cast<std::size_t>(tier)] +=
@@ -644,7 +643,7 @@ Result<GraphStats> GraphStore::stats() {
         "f.source "
         "GROUP BY f.s, f.p, f.o, f.g");
     if (!st) return st.error();
-    auto read = st->each([&](const storage::Row& row) {
+    auto read = st->each([&](const storage::sql::Row& row) {
         const auto first = row.int64(0);
         const auto best = row.int64(1);
         if (best < first && first >= 1 && first <= 4 && best >= 1) {
@@ -681,7 +680,7 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
         auto st = db_.prepare_once(
             "SELECT id, uri, kind, document_uri, tier, loaded_at FROM graph_sources ORDER BY id");
         if (!st) return st.error();
-        auto read = st->each([&](const storage::Row& row) {
+        auto read = st->each([&](const storage::sql::Row& row) {
             if (stopped) return false;
             const std::string uri(row.text(1));
             source_uris.emplace(row.int64(0), uri);
@@ -709,7 +708,7 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
         if (stopped) return {};
         auto st = db_.prepare_once(sql);
         if (!st) return st.error();
-        auto read = st->each([&](const storage::Row& row) -> Result<bool> {
+        auto read = st->each([&](const storage::sql::Row& row) -> Result<bool> {
             const std::int64_t ids[3] = {row.int64(0), row.int64(1), row.int64(2)};
             const auto source = source_uris.find(row.int64(3));
             if (source == source_uris.end()) return true;

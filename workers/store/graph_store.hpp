@@ -15,7 +15,7 @@
 #include "base/result.hpp"
 #include "schema/messages.hpp"
 #include "schema/term.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/store/graph_labels.hpp"
 #include "workers/store/graph_sources.hpp"
 #include "workers/store/term_dictionary.hpp"
@@ -97,7 +97,7 @@ inline constexpr std::size_t kBudgetCheckRows = 256;
 std::size_t triple_wire_bytes(const schema::Triple& triple) noexcept;
 std::size_t term_wire_bytes(const schema::Term& term) noexcept;
 
-// One GraphStore per open storage::Database; not thread-safe (like the connection it uses).
+// One GraphStore per open knowledge-base connection; not thread-safe (like the connection it uses).
 // Several processes may share the file (WAL): term ids are never reused or deleted, so cached
 // ids stay valid, and writers serialise on SQLite's write lock.
 //
@@ -108,7 +108,7 @@ class GraphStore {
 public:
     // Creates the tables if needed (terms, quads, fact_sources, sources; none of the names other
     // parts of the knowledge store use).
-    static base::Result<std::unique_ptr<GraphStore>> open(storage::Database& db,
+    static base::Result<std::unique_ptr<GraphStore>> open(storage::sql::Connection& db,
                                                           GraphStoreOptions options = {});
 
     GraphStore(const GraphStore&) = delete;
@@ -209,7 +209,7 @@ public:
     void forget_cached_terms() noexcept;
 
 private:
-    GraphStore(storage::Database& db, GraphStoreOptions options);
+    GraphStore(storage::sql::Connection& db, GraphStoreOptions options);
 
     base::Result<void> create_schema();
     base::Result<void> migrate_index_tables();
@@ -220,7 +220,7 @@ private:
         std::int64_t s = 0, p = 0;
         schema::Term s_term, p_term;
     };
-    base::Result<schema::Triple> decode_row(const storage::Row& st,
+    base::Result<schema::Triple> decode_row(const storage::sql::Row& st,
                                             const schema::TriplePattern& pattern, RowMemo& memo);
     base::Result<InsertCounts> insert_rows(std::int64_t source_id,
                                            std::span<const schema::Triple> triples);
@@ -229,7 +229,7 @@ private:
                                                          std::uint32_t limit, MatchBudget* budget,
                                                          std::vector<std::int64_t>* ids = nullptr);
 
-    storage::Database& db_;
+    storage::sql::Connection& db_;
     GraphStoreOptions options_;
     TermDictionary dictionary_;
     LabelCache labels_;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/owner_only.hpp"
+#include "storage/sqlite_connection.hpp"
 
 namespace glassbox::store {
 
@@ -96,7 +97,7 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
         if (!create && !fs::exists(kb->path_, ec)) return not_found(collection);
         return std::move(db).error();
     }
-    kb->db_ = std::move(db).value();
+    kb->db_ = std::make_unique<storage::SqliteConnection>(std::move(db).value());
     if (const auto identity = file_identity(kb->path_))
         std::tie(kb->file_device_, kb->file_inode_) = *identity;
     const auto fail = [&](const base::Error& error) {
@@ -128,7 +129,7 @@ Result<std::int64_t> KnowledgeBase::index_mark(IndexKind kind) {
     auto st = db_->prepare("SELECT last_key FROM kb_index_marks WHERE kind = ?1");
     if (!st) return std::move(st).error();
     st->bind(1, to_string(kind));
-    auto mark = st->first([](const storage::Row& row) { return row.int64(0); });
+    auto mark = st->first([](const storage::sql::Row& row) { return row.int64(0); });
     if (!mark) return std::move(mark).error();
     return mark->value_or(0);
 }

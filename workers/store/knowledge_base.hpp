@@ -17,6 +17,7 @@
 
 #include "base/result.hpp"
 #include "schema/collection_name.hpp"
+#include "storage/sql.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/document_store.hpp"
 #include "workers/store/graph_store.hpp"
@@ -45,7 +46,7 @@ public:
     const std::string& collection() const noexcept { return collection_; }
     const std::filesystem::path& path() const noexcept { return path_; }
     // The parts, for a holder of lock() only: once the collection is deleted they are gone.
-    storage::Database& db() noexcept { return *db_; }
+    storage::sql::Connection& db() noexcept { return *db_; }
     GraphStore& graph() noexcept { return *graph_; }
     DocumentStore& documents() noexcept { return *documents_; }
     VectorIndex& entity_vectors() noexcept { return *entity_vectors_; }
@@ -81,7 +82,7 @@ private:
     std::filesystem::path path_;
     std::uint64_t file_device_ = 0;  // the file's identity when opened
     std::uint64_t file_inode_ = 0;
-    std::unique_ptr<storage::Database> db_;
+    std::unique_ptr<storage::sql::Connection> db_;
     std::unique_ptr<GraphStore> graph_;
     std::unique_ptr<DocumentStore> documents_;
     std::unique_ptr<VectorIndex> entity_vectors_;

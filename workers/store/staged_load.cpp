@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "storage/int64_row_feed.hpp"
+#include "storage/feed_rows.hpp"
 #include "workers/store/graph_sources.hpp"
 #include "workers/store/quad_sort.hpp"
 
@@ -76,7 +76,7 @@ std::int64_t get_i64(const std::byte* in) {
 }
 
 // Removes a load's staged quads and sources.
-Result<void> delete_staging(storage::Database& db, std::string_view load) {
+Result<void> delete_staging(storage::sql::Connection& db, std::string_view load) {
     for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
                             "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
         auto del = db.prepare(sql);
@@ -88,8 +88,8 @@ Result<void> delete_staging(storage::Database& db, std::string_view load) {
 }
 
 // A single number a query reads (0 when it returns no row).
-Result<std::int64_t> int64_or_zero(storage::Statement& st) {
-    auto value = st.first([](const storage::Row& row) { return row.int64(0); });
+Result<std::int64_t> int64_or_zero(storage::sql::Statement& st) {
+    auto value = st.first([](const storage::sql::Row& row) { return row.int64(0); });
     if (!value) return value.error();
     return value->value_or(0);
 }
@@ -100,7 +100,7 @@ Result<void> StagedLoads::drop_stale_staging() {
     auto st = db_.prepare("SELECT DISTINCT load FROM graph_staged_quads WHERE staged_at < ?1");
     if (!st) return st.error();
     st->bind(1, unix_now() - kStaleStagingSeconds);
-    auto stale = st->collect([](const storage::Row& row) { return std::string(row.text(0)); });
+    auto stale = st->collect([](const storage::sql::Row& row) { return std::string(row.text(0)); });
     if (!stale) return stale.error();
     st->reset();
     for (const auto& load : *stale) {
@@ -122,7 +122,7 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
                                          const TermBatch& batch) {
     if (auto r = check_load_name(load); !r) return r.error();
     if (auto r = check_source(source); !r) return r.error();
-    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
     const auto fail = [this](const base::Error& error) -> Result<std::uint64_t> {
         dictionary_
@@ -220,7 +220,7 @@ Result<std::string> StagedLoads::quads_blob(const TermBatch& batch, std::int64_t
 
 Result<void> StagedLoads::abort(std::string_view load) {
     if (auto r = check_load_name(load); !r) return r.error();
-    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
     if (auto r = delete_staging(db_, load); !r) return r;
     return tx->commit();
@@ -228,7 +228,7 @@ Result<void> StagedLoads::abort(std::string_view load) {
 
 Result<InsertCounts> StagedLoads::commit(std::string_view load) {
     if (auto r = check_load_name(load); !r) return r.error();
-    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
     auto source_ids = register_staged_sources(load);
     if (!source_ids) return source_ids.error();
@@ -259,7 +259,7 @@ Result<std::unordered_map<std::int64_t, std::int64_t>> StagedLoads::register_sta
         "WHERE load = ?1 ORDER BY n");
     if (!st) return st.error();
     st->bind(1, load);
-    auto staged = st->collect([](const storage::Row& row) {
+    auto staged = st->collect([](const storage::sql::Row& row) {
         return std::pair<std::int64_t, SourceRecord>(row.int64(0), source_record_at(row, 1));
     });
     if (!staged) return staged.error();
@@ -278,7 +278,7 @@ Result<std::size_t> StagedLoads::largest_group(std::string_view load) {
         "graph_staged_quads WHERE load = ?1");
     if (!st) return st.error();
     st->bind(1, load);
-    auto sizes = st->first([](const storage::Row& row) {
+    auto sizes = st->first([](const storage::sql::Row& row) {
         return std::pair<std::int64_t, std::int64_t>(row.int64(0), row.int64(1));
     });
     if (!sizes) return sizes.error();
@@ -303,7 +303,7 @@ Result<std::uint64_t> StagedLoads::commit_staged_quads(
         "SELECT statements, quads FROM graph_staged_quads WHERE load = ?1 ORDER BY id");
     if (!st) return st.error();
     st->bind(1, load);
-    auto read = st->each([&](const storage::Row& row) -> Result<void> {
+    auto read = st->each([&](const storage::sql::Row& row) -> Result<void> {
         auto quads = append_staged_batch(row, load, source_ids, group);
         if (!quads) return quads.error();
         statements += *quads;
@@ -319,7 +319,7 @@ Result<std::uint64_t> StagedLoads::commit_staged_quads(
 }
 
 Result<std::uint64_t> StagedLoads::append_staged_batch(
-    const storage::Row& row, std::string_view load,
+    const storage::sql::Row& row, std::string_view load,
     const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
     std::vector<StagedQuad>& group) {
     const auto bytes = row.blob(1);
@@ -382,7 +382,7 @@ std::vector<std::pair<std::size_t, std::int64_t>> keep_first_of_each_run(
 
 // The graph held no quad before: every quad of the group is new, and SPO is written from the
 // feed in one statement. The other two orders are sorted on a second core meanwhile (`orders`).
-Result<void> write_fresh_group(storage::Database& db, std::vector<StagedQuad>& group,
+Result<void> write_fresh_group(storage::sql::Connection& db, std::vector<StagedQuad>& group,
                                InsertCounts& counts, std::future<SortedOrders>& orders) {
     const auto links = keep_first_of_each_run(group);
     // The group is only read from here until `orders` is done (commit_group clears it after).
@@ -394,8 +394,8 @@ Result<void> write_fresh_group(storage::Database& db, std::vector<StagedQuad>& g
     });
     storage::Int64RowFeed feed{
         reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
-    auto n = storage::run_with_row_feed(
-        db,
+    auto n = storage::sql::run_with_row_feed(
+        db, kQuadFeedTable,
         std::string("INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM ") +
             kQuadFeedTable,
         feed);
@@ -415,10 +415,11 @@ Result<void> write_fresh_group(storage::Database& db, std::vector<StagedQuad>& g
 
 // The graph held quads before: each quad is inserted unless present, and every source of it
 // other than its first is linked. The new quads go to `added`.
-Result<void> write_group(storage::Database& db, const std::vector<StagedQuad>& group,
+Result<void> write_group(storage::sql::Connection& db, const std::vector<StagedQuad>& group,
                          InsertCounts& counts, std::vector<detail::Quad>& added) {
-    auto insert_quad =
-        db.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
+    auto insert_quad = db.prepare(
+        "INSERT INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT DO "
+        "NOTHING");
     if (!insert_quad) return insert_quad.error();
     for (std::size_t i = 0; i < group.size();) {
         const std::size_t end = run_end(group, i);
@@ -448,13 +449,17 @@ Result<void> write_group(storage::Database& db, const std::vector<StagedQuad>& g
 }
 
 // One index order written from its sorted rows by one INSERT ... SELECT from the feed.
-Result<void> write_order(storage::Database& db, const std::string& insert,
+Result<void> write_order(storage::sql::Connection& db, const std::string& insert,
                          const std::vector<detail::Quad>& rows,
                          std::array<std::size_t, storage::kRowFeedColumns> column_at) {
     storage::Int64RowFeed feed{reinterpret_cast<const std::int64_t*>(rows.data()), rows.size(), 4,
                                column_at};
-    if (auto r = storage::run_with_row_feed(
-            db, insert + " SELECT c0, c1, c2, c3 FROM " + kQuadFeedTable, feed);
+    if (auto r = storage::sql::run_with_row_feed(
+            db,
+            kQuadFeedTable,  // WHERE true: SQLite reads ON CONFLICT after a bare FROM as a join's.
+            insert + " SELECT c0, c1, c2, c3 FROM " + kQuadFeedTable +
+                " WHERE true ON CONFLICT DO NOTHING",
+            feed);
         !r) {
         return r.error();
     }
@@ -489,13 +494,11 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
     // are in SPO order (the group's), which sort_pos_and_osp needs.
     const SortedOrders sorted = orders.valid() ? orders.get() : sort_pos_and_osp(std::move(added));
     group.clear();
-    if (auto r = write_order(db_, "INSERT OR IGNORE INTO graph_pos(p, o, s, g)", sorted.pos,
-                             {1, 2, 0, 3, 3});
+    if (auto r = write_order(db_, "INSERT INTO graph_pos(p, o, s, g)", sorted.pos, {1, 2, 0, 3, 3});
         !r) {
         return r;
     }
-    return write_order(db_, "INSERT OR IGNORE INTO graph_osp(o, s, p, g)", sorted.osp,
-                       {2, 0, 1, 3, 3});
+    return write_order(db_, "INSERT INTO graph_osp(o, s, p, g)", sorted.osp, {2, 0, 1, 3, 3});
 }
 
 }  // namespace glassbox::store

@@ -11,7 +11,7 @@
 
 #include "base/result.hpp"
 #include "schema/term.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/store/graph_store.hpp"
 #include "workers/store/term_batch.hpp"
 #include "workers/store/term_dictionary.hpp"
@@ -25,7 +25,7 @@ inline constexpr const char* kQuadFeedTable = "glassbox_quad_feed";
 // the store's connection and dictionary. Holds no state of its own between calls.
 class StagedLoads {
 public:
-    StagedLoads(storage::Database& db, TermDictionary& dictionary,
+    StagedLoads(storage::sql::Connection& db, TermDictionary& dictionary,
                 std::size_t commit_group) noexcept
         : db_(db), dictionary_(dictionary), commit_group_(commit_group) {}
 
@@ -62,13 +62,13 @@ private:
     // Appends one staged batch (a row: statements, quads blob) to `group`, its sources mapped to
     // source ids; returns the number of quads it held.
     static base::Result<std::uint64_t> append_staged_batch(
-        const storage::Row& row, std::string_view load,
+        const storage::sql::Row& row, std::string_view load,
         const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
         std::vector<StagedQuad>& group);
     base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
                                     bool fresh);
 
-    storage::Database& db_;
+    storage::sql::Connection& db_;
     TermDictionary& dictionary_;
     std::size_t commit_group_;
 };

@@ -257,7 +257,7 @@ private:
         Reading(std::unique_lock<std::mutex> held, KnowledgeBase& kb)
             : lock(std::move(held)), snapshot(kb.db()) {}
         std::unique_lock<std::mutex> lock;
-        storage::ReadScope snapshot;
+        storage::sql::ReadScope snapshot;
     };
 
     // kNotFound when the collection was deleted since the request got hold of it.
@@ -978,7 +978,8 @@ private:
         auto held = (*kb)->lock();
         if (!held) return std::move(held).error();
         // One transaction for the request: a bad document leaves none of them written.
-        auto tx = storage::Transaction::begin((*kb)->db());
+        auto tx =
+            storage::sql::Transaction::begin((*kb)->db(), storage::sql::TransactionKind::kWrite);
         if (!tx) return std::move(tx).error();
         std::vector<std::int64_t> removed;
         for (std::size_t i = 0; i < q->documents.size(); ++i) {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "base/fnv.hpp"
-#include "storage/int64_row_feed.hpp"
+#include "storage/feed_rows.hpp"
 
 namespace glassbox::store {
 
@@ -138,7 +138,7 @@ Result<void> check_triples(std::span<const Triple> triples) {
 
 using detail::StoredKind;
 
-TermDictionary::TermDictionary(storage::Database& db, std::size_t term_cache_entries,
+TermDictionary::TermDictionary(storage::sql::Connection& db, std::size_t term_cache_entries,
                                std::size_t known_term_limit, std::size_t decode_cache_entries)
     : db_(db),
       known_term_limit_(known_term_limit),
@@ -171,7 +171,7 @@ Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, 
     if (!st) return st.error();
     st->bind(1, hash);
     std::optional<std::int64_t> found;
-    auto read = st->each([&](const storage::Row& row) {
+    auto read = st->each([&](const storage::sql::Row& row) {
         if (row.int64(1) != kind || row.text(2) != value || row.text(3) != qualifier) return true;
         if (parts != nullptr &&
             (row.int64(4) != parts[0] || row.int64(5) != parts[1] || row.int64(6) != parts[2])) {
@@ -187,7 +187,7 @@ Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, 
 Result<std::int64_t> TermDictionary::largest_term_id() {
     auto st = db_.prepare("SELECT max(id) FROM graph_terms");
     if (!st) return st.error();
-    auto max = st->first([](const storage::Row& row) { return row.int64(0); });
+    auto max = st->first([](const storage::sql::Row& row) { return row.int64(0); });
     if (!max) return max.error();
     return max->value_or(0);  // NULL (no term) reads as 0
 }
@@ -212,7 +212,7 @@ Result<void> TermDictionary::sync_known_terms() {
         if (!st) return st.error();
         if (known_through_ != 0) st->bind(1, known_through_);
         bool overflowed = false;
-        auto read = st->each([&](const storage::Row& row) {
+        auto read = st->each([&](const storage::sql::Row& row) {
             overflowed = !known_hashes_.insert(static_cast<std::uint64_t>(row.int64(0)));
             return !overflowed;
         });
@@ -302,8 +302,10 @@ Result<std::int64_t> TermDictionary::insert_key(std::int64_t hash, int kind, std
                                                 std::string_view qualifier,
                                                 const std::int64_t* parts) {
     static const std::string kSql =
-        "INSERT INTO graph_terms(hash, kind, value, qualifier, qs, qp, qo) VALUES(?1, ?2, ?3, "
-        "?4, ?5, ?6, ?7)";
+        // The next id as SQLite's rowid gives it (largest + 1), written out so that PostgreSQL,
+        // under the same writer lock, numbers terms the same way.
+        "INSERT INTO graph_terms(id, hash, kind, value, qualifier, qs, qp, qo) VALUES((SELECT "
+        "COALESCE(MAX(id), 0) + 1 FROM graph_terms), ?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id";
     auto st = db_.prepare(kSql);
     if (!st) return st.error();
     // An empty view may have no data pointer, which SQLite would store as NULL.
@@ -321,8 +323,11 @@ Result<std::int64_t> TermDictionary::insert_key(std::int64_t hash, int kind, std
             st->bind_null(5 + i);
         }
     }
-    if (auto r = st->run(); !r) return r.error();
-    const std::int64_t id = db_.last_insert_rowid();
+    auto inserted = st->first([](const storage::sql::Row& row) { return row.int64(0); });
+    if (!inserted) return inserted.error();
+    if (!*inserted)
+        return make_error(ErrorType::kInternal, "graph store: a term insert returned no id");
+    const std::int64_t id = **inserted;
     if (known_ready_) {
         if (known_hashes_.insert(static_cast<std::uint64_t>(hash))) {
             known_through_ = id;
@@ -372,7 +377,7 @@ Result<void> TermDictionary::insert_new_terms(const TermBatch& batch,
                                               std::vector<std::int64_t>& ids) {
     if (fresh.empty()) return {};
     if (!term_feed_registered_) {
-        if (auto r = storage::register_row_feed(db_, kTermFeedTable); !r) return r.error();
+        if (auto r = storage::sql::register_row_feed(db_, kTermFeedTable); !r) return r.error();
         term_feed_registered_ = true;
     }
     auto largest = largest_term_id();
@@ -401,7 +406,7 @@ Result<void> TermDictionary::insert_new_terms(const TermBatch& batch,
                                         "INSERT INTO graph_terms(id, hash, kind, value, "
                                         "qualifier) SELECT c0, c1, c2, t0, t1 FROM ") +
                                     kTermFeedTable;
-    auto n = storage::run_with_row_feed(db_, kSql, feed);
+    auto n = storage::sql::run_with_row_feed(db_, kTermFeedTable, kSql, feed);
     if (!n) return n.error();
     if (*n != static_cast<std::int64_t>(fresh.size())) {
         return make_error(ErrorType::kInternal, "graph store: inserted " + std::to_string(*n) +
@@ -521,7 +526,7 @@ Result<Term> TermDictionary::decode(std::int64_t id) {
             db_.prepare("SELECT kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE id = ?1");
         if (!st) return st.error();
         st->bind(1, id);
-        auto found = st->first([&](const storage::Row& row) {
+        auto found = st->first([&](const storage::sql::Row& row) {
             kind = static_cast<int>(row.int64(0));
             value = row.text(1);
             qualifier = row.text(2);

@@ -15,7 +15,7 @@
 
 #include "base/result.hpp"
 #include "schema/term.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/store/term_batch.hpp"
 #include "workers/store/term_cache.hpp"
 
@@ -96,7 +96,7 @@ struct TwoGenerationCache {
 class TermDictionary {
 public:
     // term_cache_entries, known_term_limit and decode_cache_entries: see GraphStoreOptions.
-    TermDictionary(storage::Database& db, std::size_t term_cache_entries,
+    TermDictionary(storage::sql::Connection& db, std::size_t term_cache_entries,
                    std::size_t known_term_limit, std::size_t decode_cache_entries);
 
     TermDictionary(const TermDictionary&) = delete;
@@ -174,7 +174,7 @@ private:
     // The row feed a batch's new terms are inserted through (registered on first use).
     static constexpr const char* kTermFeedTable = "glassbox_term_feed";
 
-    storage::Database& db_;
+    storage::sql::Connection& db_;
     std::size_t known_term_limit_;
     bool term_feed_registered_ = false;
     bool caching_ = true;     // false while inside a caller's transaction

@@ -299,7 +299,7 @@ void insert_rows(Graph& graph, std::span<const std::int64_t> keys, const float* 
 // What a writer's graph lacks before it writes: the changes stamped after its sequence number,
 // when SQLite still holds the vectors it was built from (same database, model and dimension);
 // none otherwise.
-Result<Changes> missed_changes(storage::Database& db, IndexKind kind, const Meta& meta,
+Result<Changes> missed_changes(storage::sql::Connection& db, IndexKind kind, const Meta& meta,
                                const detail::HnswState& state) {
     if (meta.seq == state.seq || meta.instance != state.instance || meta.dim != state.dim ||
         meta.model != state.model) {
@@ -574,15 +574,15 @@ std::string_view to_string(IndexKind kind) noexcept {
     return kind == IndexKind::kEntity ? "entity" : "chunk";
 }
 
-VectorIndex::VectorIndex(storage::Database& db, IndexKind kind, std::filesystem::path index_file,
-                         Options options)
+VectorIndex::VectorIndex(storage::sql::Connection& db, IndexKind kind,
+                         std::filesystem::path index_file, Options options)
     : db_(db), kind_(kind), index_file_(std::move(index_file)), options_(options) {}
 
 VectorIndex::~VectorIndex() {
     if (options_.save_on_close && !discarded_) (void)save();
 }
 
-Result<std::unique_ptr<VectorIndex>> VectorIndex::open(storage::Database& db, IndexKind kind,
+Result<std::unique_ptr<VectorIndex>> VectorIndex::open(storage::sql::Connection& db, IndexKind kind,
                                                        std::filesystem::path index_file,
                                                        Options options) {
     if (options.M < 2 || options.M > 256 || options.ef_construction == 0 ||
@@ -784,11 +784,12 @@ struct CommittedRows {
 
 // Writes the rows in one transaction, refusing another model or dimension than the stored
 // vectors have. The caller holds db_mutex_.
-Result<CommittedRows> commit_rows(storage::Database& db, IndexKind kind, const HnswState& state,
-                                  std::span<const std::int64_t> keys, std::span<const float> flat,
-                                  std::size_t dim, std::string_view model) {
+Result<CommittedRows> commit_rows(storage::sql::Connection& db, IndexKind kind,
+                                  const HnswState& state, std::span<const std::int64_t> keys,
+                                  std::span<const float> flat, std::size_t dim,
+                                  std::string_view model) {
     CommittedRows out;
-    auto tx = storage::Transaction::begin(db);
+    auto tx = storage::sql::Transaction::begin(db, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
     auto m = detail::read_meta(db, kind);
     if (!m) return m.error();
@@ -877,7 +878,7 @@ Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
     Changes missed;
     std::vector<std::int64_t> removed;
     {
-        auto tx = storage::Transaction::begin(db_);
+        auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
         if (!tx) return tx.error();
         auto m = detail::read_meta(db_, kind_);
         if (!m) return m.error();

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 
 namespace glassbox::store {
 
@@ -93,7 +93,7 @@ struct HnswState;  // the hnswlib graph and its bookkeeping (vector_index.cpp on
 
 // Thread-safety: search() may run on many threads at once; add(), remove(), refresh() and
 // save() exclude searches (a shared_mutex) while they change the graph. The instance uses the
-// storage::Database only inside its calls and serialises its own uses of it; the owner must not
+// the connection only inside its calls and serialises its own uses of it; the owner must not
 // use the same connection on another thread meanwhile (KnowledgeBase::mutex() does that).
 //
 // Several processes may serve one file: every write bumps a per-kind sequence number in SQLite
@@ -107,7 +107,8 @@ public:
     // with the same M / model / dimension for this database, and not newer than SQLite;
     // otherwise rebuilds from SQLite (never fails because of the file). The directory of
     // `index_file` must exist.
-    static base::Result<std::unique_ptr<VectorIndex>> open(storage::Database& db, IndexKind kind,
+    static base::Result<std::unique_ptr<VectorIndex>> open(storage::sql::Connection& db,
+                                                           IndexKind kind,
                                                            std::filesystem::path index_file,
                                                            Options options = {});
     ~VectorIndex();
@@ -161,7 +162,7 @@ public:
     VectorIndexCounters counters() const;
 
 private:
-    VectorIndex(storage::Database& db, IndexKind kind, std::filesystem::path index_file,
+    VectorIndex(storage::sql::Connection& db, IndexKind kind, std::filesystem::path index_file,
                 Options options);
 
     template <typename T>
@@ -176,7 +177,7 @@ private:
     // Caller holds db_mutex_.
     base::Result<void> refresh_locked();
 
-    storage::Database& db_;
+    storage::sql::Connection& db_;
     const IndexKind kind_;
     const std::filesystem::path index_file_;
     const Options options_;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <limits>
+#include <random>
 
 namespace glassbox::store::detail {
 
@@ -21,7 +22,7 @@ std::string mismatch_message(std::string_view held_model, std::uint32_t held_dim
            "; got model " + std::string(model) + " dim " + std::to_string(dim);
 }
 
-Result<void> create_vector_tables(storage::Database& db, IndexKind kind) {
+Result<void> create_vector_tables(storage::sql::Connection& db, IndexKind kind) {
     const std::string table = vector_table(kind);
     // seq: the write that last set the row (vector_meta.seq when it committed); a reader that has
     // seen up to N applies just the rows (and removals) with seq > N.
@@ -44,17 +45,21 @@ Result<void> create_vector_tables(storage::Database& db, IndexKind kind) {
         table + "_removed_seq ON " + table + "_removed(seq);");
     if (!r) return r;
     // instance: tells this database's index files from those of a deleted and recreated one.
-    auto stmt = db.prepare("INSERT OR IGNORE INTO vector_meta(kind, instance) VALUES(?, random())");
+    auto stmt =
+        db.prepare("INSERT INTO vector_meta(kind, instance) VALUES(?1, ?2) ON CONFLICT DO NOTHING");
     if (!stmt) return stmt.error();
-    stmt->bind(1, to_string(kind));
+    std::random_device entropy;
+    const auto instance = static_cast<std::int64_t>((std::uint64_t{entropy()} << 32 | entropy()) >>
+                                                    1);  // positive, 63 random bits
+    stmt->bind(1, to_string(kind)).bind(2, instance);
     return stmt->run();
 }
 
-Result<VectorMeta> read_meta(storage::Database& db, IndexKind kind) {
+Result<VectorMeta> read_meta(storage::sql::Connection& db, IndexKind kind) {
     auto stmt = db.prepare("SELECT model, dim, seq, instance FROM vector_meta WHERE kind = ?");
     if (!stmt) return stmt.error();
     stmt->bind(1, to_string(kind));
-    auto meta = stmt->first([](const storage::Row& row) -> Result<VectorMeta> {
+    auto meta = stmt->first([](const storage::sql::Row& row) -> Result<VectorMeta> {
         VectorMeta meta;
         meta.model = std::string(row.text(0));
         const std::int64_t dim = row.int64(1);
@@ -74,19 +79,20 @@ Result<VectorMeta> read_meta(storage::Database& db, IndexKind kind) {
     return std::move(**meta);
 }
 
-Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t seq,
+Result<bool> meta_unchanged(storage::sql::Connection& db, IndexKind kind, std::int64_t seq,
                             std::int64_t instance) {
     auto stmt = db.prepare("SELECT seq, instance FROM vector_meta WHERE kind = ?");
     if (!stmt) return stmt.error();
     stmt->bind(1, to_string(kind));
-    auto same = stmt->first(
-        [&](const storage::Row& row) { return row.int64(0) == seq && row.int64(1) == instance; });
+    auto same = stmt->first([&](const storage::sql::Row& row) {
+        return row.int64(0) == seq && row.int64(1) == instance;
+    });
     if (!same) return same.error();
     if (!*same) return make_error(ErrorType::kInternal, "vector index: vector_meta row missing");
     return **same;
 }
 
-Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::int64_t since,
+Result<VectorChanges> read_changes(storage::sql::Connection& db, IndexKind kind, std::int64_t since,
                                    std::uint32_t dim) {
     const std::string table = vector_table(kind);
     VectorChanges changes;
@@ -94,7 +100,7 @@ Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::i
         auto stmt = db.prepare("SELECT key FROM " + table + "_removed WHERE seq > ?");
         if (!stmt) return stmt.error();
         stmt->bind(1, since);
-        auto removed = stmt->collect([](const storage::Row& row) { return row.int64(0); });
+        auto removed = stmt->collect([](const storage::sql::Row& row) { return row.int64(0); });
         if (!removed) return removed.error();
         changes.removed = std::move(removed).value();
     }
@@ -102,7 +108,7 @@ Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::i
     if (!stmt) return stmt.error();
     stmt->bind(1, since);
     const std::size_t bytes = std::size_t{dim} * sizeof(float);
-    auto read = stmt->each([&](const storage::Row& row) -> Result<void> {
+    auto read = stmt->each([&](const storage::sql::Row& row) -> Result<void> {
         const auto blob = row.blob(1);
         if (blob.size() != bytes) {
             return make_error(ErrorType::kInternal, table + " key " + std::to_string(row.int64(0)) +
@@ -122,27 +128,28 @@ Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::i
 
 // What a writer's graph lacks before it writes: the changes stamped after its sequence number,
 
-Result<std::pair<std::int64_t, std::int64_t>> count_rows(storage::Database& db, IndexKind kind) {
+Result<std::pair<std::int64_t, std::int64_t>> count_rows(storage::sql::Connection& db,
+                                                         IndexKind kind) {
     auto stmt = db.prepare("SELECT count(*), coalesce(max(key), 0) FROM " + vector_table(kind));
     if (!stmt) return stmt.error();
-    auto counted = stmt->first([](const storage::Row& row) {
+    auto counted = stmt->first([](const storage::sql::Row& row) {
         return std::pair{row.int64(0), row.int64(1)};
     });
     if (!counted) return counted.error();
     return counted->value_or(std::pair<std::int64_t, std::int64_t>{0, 0});
 }
 
-Result<bool> holds_vectors(storage::Database& db, IndexKind kind) {
+Result<bool> holds_vectors(storage::sql::Connection& db, IndexKind kind) {
     auto stmt = db.prepare("SELECT EXISTS(SELECT 1 FROM " + vector_table(kind) + ")");
     if (!stmt) return stmt.error();
-    auto exists = stmt->first([](const storage::Row& row) { return row.int64(0) != 0; });
+    auto exists = stmt->first([](const storage::sql::Row& row) { return row.int64(0) != 0; });
     if (!exists) return exists.error();
     return exists->value_or(false);
 }
 
-Result<void> write_rows(storage::Database& db, IndexKind kind, std::span<const std::int64_t> keys,
-                        std::span<const float> flat, std::size_t dim, std::string_view model,
-                        std::int64_t seq) {
+Result<void> write_rows(storage::sql::Connection& db, IndexKind kind,
+                        std::span<const std::int64_t> keys, std::span<const float> flat,
+                        std::size_t dim, std::string_view model, std::int64_t seq) {
     const std::string table = vector_table(kind);
     {
         auto upsert = db.prepare("INSERT INTO " + table +
@@ -173,7 +180,7 @@ Result<void> write_rows(storage::Database& db, IndexKind kind, std::span<const s
     return stmt->run();
 }
 
-Result<std::vector<std::int64_t>> remove_rows(storage::Database& db, IndexKind kind,
+Result<std::vector<std::int64_t>> remove_rows(storage::sql::Connection& db, IndexKind kind,
                                               std::span<const std::int64_t> keys,
                                               std::int64_t seq) {
     const std::string table = vector_table(kind);
@@ -197,7 +204,7 @@ Result<std::vector<std::int64_t>> remove_rows(storage::Database& db, IndexKind k
     return removed;
 }
 
-Result<void> set_seq(storage::Database& db, IndexKind kind, std::int64_t seq) {
+Result<void> set_seq(storage::sql::Connection& db, IndexKind kind, std::int64_t seq) {
     auto stmt = db.prepare("UPDATE vector_meta SET seq = ? WHERE kind = ?");
     if (!stmt) return stmt.error();
     stmt->bind(1, seq).bind(2, to_string(kind));

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "storage/sqlite_database.hpp"
+#include "storage/sql.hpp"
 #include "workers/store/vector_index.hpp"
 
 namespace glassbox::store::detail {
@@ -45,7 +45,7 @@ std::optional<std::string> normalise_into(std::span<const T> v, float* out) {
 // SAVEPOINT for a consistent read; works inside or outside a transaction of the caller.
 class ReadSnapshot {
 public:
-    static base::Result<ReadSnapshot> begin(storage::Database& db) {
+    static base::Result<ReadSnapshot> begin(storage::sql::Connection& db) {
         if (auto r = db.exec("SAVEPOINT gb_vectors_read"); !r) return r.error();
         return ReadSnapshot(db);
     }
@@ -58,8 +58,8 @@ public:
     }
 
 private:
-    explicit ReadSnapshot(storage::Database& db) : db_(&db) {}
-    storage::Database* db_;
+    explicit ReadSnapshot(storage::sql::Connection& db) : db_(&db) {}
+    storage::sql::Connection* db_;
 };
 
 // A kind's row of vector_meta.
@@ -78,37 +78,37 @@ struct VectorChanges {
 };
 
 // Creates the kind's tables and its vector_meta row when needed.
-base::Result<void> create_vector_tables(storage::Database& db, IndexKind kind);
+base::Result<void> create_vector_tables(storage::sql::Connection& db, IndexKind kind);
 
-base::Result<VectorMeta> read_meta(storage::Database& db, IndexKind kind);
+base::Result<VectorMeta> read_meta(storage::sql::Connection& db, IndexKind kind);
 
 // True when vector_meta still says (seq, instance): nothing changed since.
-base::Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t seq,
+base::Result<bool> meta_unchanged(storage::sql::Connection& db, IndexKind kind, std::int64_t seq,
                                   std::int64_t instance);
 
 // Rows written (or keys removed) after `since`, read inside the caller's snapshot.
-base::Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::int64_t since,
-                                         std::uint32_t dim);
+base::Result<VectorChanges> read_changes(storage::sql::Connection& db, IndexKind kind,
+                                         std::int64_t since, std::uint32_t dim);
 
 // count(*) and max(key) (0 when empty) of the kind's rows.
-base::Result<std::pair<std::int64_t, std::int64_t>> count_rows(storage::Database& db,
+base::Result<std::pair<std::int64_t, std::int64_t>> count_rows(storage::sql::Connection& db,
                                                                IndexKind kind);
 
 // True when the kind holds at least one vector.
-base::Result<bool> holds_vectors(storage::Database& db, IndexKind kind);
+base::Result<bool> holds_vectors(storage::sql::Connection& db, IndexKind kind);
 
 // Inside the caller's transaction: upserts the rows (`flat`: keys.size() * dim normalised
 // floats) stamped with `seq`, clears their tombstones, and sets vector_meta's model, dim, seq.
-base::Result<void> write_rows(storage::Database& db, IndexKind kind,
+base::Result<void> write_rows(storage::sql::Connection& db, IndexKind kind,
                               std::span<const std::int64_t> keys, std::span<const float> flat,
                               std::size_t dim, std::string_view model, std::int64_t seq);
 
 // Inside the caller's transaction: deletes the rows with these keys and leaves a tombstone
 // stamped `seq` for each that was present; returns those keys (absent ones are skipped).
-base::Result<std::vector<std::int64_t>> remove_rows(storage::Database& db, IndexKind kind,
+base::Result<std::vector<std::int64_t>> remove_rows(storage::sql::Connection& db, IndexKind kind,
                                                     std::span<const std::int64_t> keys,
                                                     std::int64_t seq);
 
-base::Result<void> set_seq(storage::Database& db, IndexKind kind, std::int64_t seq);
+base::Result<void> set_seq(storage::sql::Connection& db, IndexKind kind, std::int64_t seq);
 
 }  // namespace glassbox::store::detail

@@ -1,5 +1,6 @@
 // Tests for the document store: idempotent puts, atomic replacement, fetch, keyword search that
 // no user text can break, paging, stats, and the HotpotQA corpus end to end.
+#include "tests/support/knowledge_site.hpp"
 #include "workers/store/document_store.hpp"
 
 #include <gtest/gtest.h>
@@ -58,7 +59,7 @@ DocumentRecord make_document(std::string uri, std::string text, std::uint32_t ti
 class DocumentStoreTest : public testing::Test {
 protected:
     void SetUp() override {
-        auto db = storage::Database::open(":memory:");
+        auto db = store_testing::open_sqlite(":memory:");
         ASSERT_TRUE(db) << db.error().message;
         db_ = std::move(*db);
         auto store = DocumentStore::open(*db_);
@@ -91,7 +92,7 @@ protected:
         return uris;
     }
 
-    std::unique_ptr<storage::Database> db_;
+    std::unique_ptr<storage::sql::Connection> db_;
     std::unique_ptr<DocumentStore> store_;
 };
 
@@ -314,7 +315,7 @@ TEST_F(DocumentStoreTest, AFailureMidPutRollsEverythingBack) {
 
 TEST_F(DocumentStoreTest, CallersTransactionDecidesCommitOrRollback) {
     {
-        auto transaction = storage::Transaction::begin(*db_);
+        auto transaction = storage::sql::Transaction::begin(*db_, storage::sql::TransactionKind::kWrite);
         ASSERT_TRUE(transaction);
         const auto d = make_document("urn:glassbox:doc:rolled", "Rolled back text.");
         auto r = store_->put(d, fixed_chunks(d.text, 100), TransactionMode::kCallers);
@@ -322,7 +323,7 @@ TEST_F(DocumentStoreTest, CallersTransactionDecidesCommitOrRollback) {
         EXPECT_EQ(r->outcome, PutOutcome::kAdded);
     }  // rolled back
     EXPECT_EQ(stats().documents, 0u);
-    auto transaction = storage::Transaction::begin(*db_);
+    auto transaction = storage::sql::Transaction::begin(*db_, storage::sql::TransactionKind::kWrite);
     ASSERT_TRUE(transaction);
     const auto d = make_document("urn:glassbox:doc:kept", "Committed text.");
     ASSERT_TRUE(store_->put(d, fixed_chunks(d.text, 100), TransactionMode::kCallers));
@@ -473,7 +474,7 @@ TEST(DocumentStoreFile, ReopensWithItsDataAndSharesTheFileWithTheGraphStore) {
     fs::create_directories(dir);
     const fs::path file = dir / "collection.db";
     {
-        auto db = storage::Database::open(file);
+        auto db = store_testing::open_sqlite(file);
         ASSERT_TRUE(db) << db.error().message;
         auto graph = GraphStore::open(**db);
         ASSERT_TRUE(graph) << graph.error().message;
@@ -483,7 +484,7 @@ TEST(DocumentStoreFile, ReopensWithItsDataAndSharesTheFileWithTheGraphStore) {
         ASSERT_TRUE((*store)->put(d, fixed_chunks(d.text, 12)));
     }
     {
-        auto db = storage::Database::open(file);
+        auto db = store_testing::open_sqlite(file);
         ASSERT_TRUE(db) << db.error().message;
         auto store = DocumentStore::open(**db);
         ASSERT_TRUE(store) << store.error().message;
@@ -499,7 +500,7 @@ TEST(DocumentStoreFile, ReopensWithItsDataAndSharesTheFileWithTheGraphStore) {
 TEST(DocumentStoreCorpus, HotpotCorpusLoadsAndTitlesFindTheirDocuments) {
     const fs::path corpus = fs::path(GLASSBOX_SHARED_DATA) / "docs-hotpotqa" / "corpus.jsonl";
     if (!fs::exists(corpus)) GTEST_SKIP() << "shared data not present: " << corpus;
-    auto db = storage::Database::open(":memory:");
+    auto db = store_testing::open_sqlite(":memory:");
     ASSERT_TRUE(db);
     auto store = DocumentStore::open(**db);
     ASSERT_TRUE(store);

@@ -1,5 +1,6 @@
 // Tests for the knowledge-graph store: term round trips, pattern shapes, graphs, sources and
 // tiers, labels, entity paging, stats, provenance export and all-or-nothing inserts.
+#include "tests/support/knowledge_site.hpp"
 #include "workers/store/graph_store.hpp"
 
 #include <unistd.h>
@@ -33,7 +34,7 @@ protected:
                ("gb-graph-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
         std::filesystem::remove_all(dir_);
         std::filesystem::create_directories(dir_);
-        auto db = storage::Database::open(path());
+        auto db = store_testing::open_sqlite(path());
         ASSERT_TRUE(db) << db.error().message;
         db_ = std::move(*db);
         auto store = GraphStore::open(*db_);
@@ -93,7 +94,7 @@ protected:
     }
 
     std::filesystem::path dir_;
-    std::unique_ptr<storage::Database> db_;
+    std::unique_ptr<storage::sql::Connection> db_;
     std::unique_ptr<GraphStore> store_;
 };
 
@@ -674,7 +675,7 @@ TEST_F(GraphStoreTest, InvalidInputIsRejectedByNameAndLeavesTheStoreUnchanged) {
 TEST_F(GraphStoreTest, InsideACallersTransactionARollbackUndoesTheInsert) {
     const auto src = source("file:///tx.nt");
     {
-        auto tx = storage::Transaction::begin(*db_);
+        auto tx = storage::sql::Transaction::begin(*db_, storage::sql::TransactionKind::kWrite);
         ASSERT_TRUE(tx) << tx.error().message;
         auto r = store_->insert(src, std::vector<Triple>{make_triple(ex("a"), ex("p"), ex("b"))},
                                 TransactionMode::kCallers);
@@ -694,7 +695,7 @@ TEST_F(GraphStoreTest, InsideACallersTransactionARollbackUndoesTheInsert) {
     EXPECT_EQ(insert(src, {make_triple(ex("a"), ex("p"), ex("b"))}).added, 1u);
     EXPECT_EQ(match(TriplePattern{ex("a"), std::nullopt, std::nullopt, std::nullopt}).size(), 1u);
     {
-        auto tx = storage::Transaction::begin(*db_);
+        auto tx = storage::sql::Transaction::begin(*db_, storage::sql::TransactionKind::kWrite);
         ASSERT_TRUE(tx);
         ASSERT_TRUE(store_->insert(src, std::vector<Triple>{make_triple(ex("c"), ex("p"), ex("d"))},
                                    TransactionMode::kCallers));
@@ -706,7 +707,7 @@ TEST_F(GraphStoreTest, InsideACallersTransactionARollbackUndoesTheInsert) {
 TEST_F(GraphStoreTest, TwoConnectionsToOneFileShareTermIds) {
     const auto src = source("file:///shared.nt");
     insert(src, {make_triple(ex("a"), ex("p"), ex("b"))});
-    auto other_db = storage::Database::open(path());
+    auto other_db = store_testing::open_sqlite(path());
     ASSERT_TRUE(other_db) << other_db.error().message;
     auto other = GraphStore::open(**other_db);
     ASSERT_TRUE(other) << other.error().message;
@@ -736,7 +737,7 @@ TEST_F(GraphStoreTest, ATermMissingHereIsFoundOnceAnotherConnectionStoresIt) {
     ASSERT_TRUE(labels);
     EXPECT_EQ(*labels, std::vector<std::string>{"late"});
 
-    auto other_db = storage::Database::open(path());
+    auto other_db = store_testing::open_sqlite(path());
     ASSERT_TRUE(other_db) << other_db.error().message;
     auto other = GraphStore::open(**other_db);
     ASSERT_TRUE(other);
@@ -773,7 +774,7 @@ TEST_F(GraphStoreTest, CachedLabelsFollowEveryChangeOfTheFile) {
     insert(src, {make_triple(ex("cached"), iri(vocab::kRdfsLabel), literal("Plain"))});
     EXPECT_EQ(label_of(), "Plain");  // this connection's write
 
-    auto other_db = storage::Database::open(path());
+    auto other_db = store_testing::open_sqlite(path());
     ASSERT_TRUE(other_db) << other_db.error().message;
     auto other = GraphStore::open(**other_db);
     ASSERT_TRUE(other);
@@ -797,7 +798,7 @@ TEST_F(GraphStoreTest, WritersOnTwoConnectionsNeverDuplicateATerm) {
     // Each writer keeps the set of stored key hashes and trusts "not in the set" to mean "new":
     // it must pick up what the other connection stored since its last write.
     const auto src = source("file:///two-writers.nt");
-    auto other_db = storage::Database::open(path());
+    auto other_db = store_testing::open_sqlite(path());
     ASSERT_TRUE(other_db) << other_db.error().message;
     auto other = GraphStore::open(**other_db);
     ASSERT_TRUE(other) << other.error().message;

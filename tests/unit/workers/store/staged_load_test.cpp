@@ -16,6 +16,7 @@
 
 #include "schema/indexed_quads.hpp"
 #include "tests/unit/workers/store/graph_terms.hpp"
+#include "tests/support/knowledge_site.hpp"
 #include "workers/store/graph_store.hpp"
 #include "workers/store/term_batch.hpp"
 
@@ -27,13 +28,13 @@ using namespace graph_terms;
 // One store on its own file.
 struct Store {
     std::filesystem::path path;
-    std::unique_ptr<storage::Database> db;
+    std::unique_ptr<storage::sql::Connection> db;
     std::unique_ptr<GraphStore> graph;
 
     static Store open(const std::filesystem::path& path, GraphStoreOptions options = {}) {
         Store store;
         store.path = path;
-        auto db = storage::Database::open(path);
+        auto db = store_testing::open_sqlite(path);
         EXPECT_TRUE(db) << db.error().message;
         store.db = std::move(*db);
         auto graph = GraphStore::open(*store.db, options);
@@ -45,7 +46,7 @@ struct Store {
     std::int64_t count(const std::string& table) {
         auto st = db->prepare("SELECT count(*) FROM " + table);
         EXPECT_TRUE(st);
-        auto n = st->first([](const storage::Row& row) { return row.int64(0); });
+        auto n = st->first([](const storage::sql::Row& row) { return row.int64(0); });
         EXPECT_TRUE(n && *n);
         return n && *n ? **n : -1;
     }
@@ -171,7 +172,7 @@ protected:
             "SELECT id, hash, kind, value, qualifier, quote(qs), quote(qp), quote(qo) FROM "
             "graph_terms ORDER BY id");
         EXPECT_TRUE(st);
-        auto rows = st->collect([](const storage::Row& row) {
+        auto rows = st->collect([](const storage::sql::Row& row) {
             std::string out = std::to_string(row.int64(0)) + " " + std::to_string(row.int64(1)) +
                               " " + std::to_string(row.int64(2));
             for (int i = 3; i < 8; ++i) out += " [" + std::string(row.text(i)) + "]";

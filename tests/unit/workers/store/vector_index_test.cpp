@@ -1,5 +1,6 @@
 // VectorIndex: exact answers on small sets, cosine scores, the persisted cache (reload, damage,
 // rebuild), catching up with another connection, upsert/remove, errors, concurrent searches.
+#include "tests/support/knowledge_site.hpp"
 #include "workers/store/vector_index.hpp"
 
 #include <gtest/gtest.h>
@@ -85,14 +86,14 @@ protected:
         std::filesystem::remove_all(dir_, ignored);
     }
 
-    std::unique_ptr<storage::Database> open_db() {
-        auto db = storage::Database::open(dir_ / "kb.db",
+    std::unique_ptr<storage::sql::Connection> open_db() {
+        auto db = store_testing::open_sqlite(dir_ / "kb.db",
                                           storage::OpenOptions{.label = "knowledge store"});
         EXPECT_TRUE(db) << db.error().message;
         return std::move(db).value();
     }
 
-    std::unique_ptr<VectorIndex> open_index(storage::Database& db,
+    std::unique_ptr<VectorIndex> open_index(storage::sql::Connection& db,
                                             VectorIndexOptions options = small_options()) {
         auto index = VectorIndex::open(db, IndexKind::kChunk, index_file(), options);
         EXPECT_TRUE(index) << index.error().message;
@@ -111,16 +112,16 @@ protected:
 
     std::filesystem::path index_file() const { return dir_ / "kb.chunk.hnsw"; }
 
-    std::int64_t rows(storage::Database& db, const std::string& table = "vectors_chunk") {
+    std::int64_t rows(storage::sql::Connection& db, const std::string& table = "vectors_chunk") {
         auto stmt = db.prepare("SELECT count(*) FROM " + table);
         EXPECT_TRUE(stmt);
-        auto n = stmt->first([](const storage::Row& row) { return row.int64(0); });
+        auto n = stmt->first([](const storage::sql::Row& row) { return row.int64(0); });
         EXPECT_TRUE(n && *n);
         return n && *n ? **n : -1;
     }
 
     std::filesystem::path dir_;
-    std::unique_ptr<storage::Database> db_;
+    std::unique_ptr<storage::sql::Connection> db_;
 };
 
 // The same checks through either search: the exact scan (small sets, the default) and the
@@ -298,7 +299,7 @@ TEST_F(VectorIndexTest, StoresUnitVectorsInSqlite) {
     ASSERT_TRUE(index->add(std::vector<std::int64_t>{7}, Vectors{{0, 3, 4}}, "m"));
     auto stmt = db_->prepare("SELECT vector FROM vectors_chunk WHERE key = 7");
     ASSERT_TRUE(stmt);
-    auto blob = stmt->first([](const storage::Row& row) {
+    auto blob = stmt->first([](const storage::sql::Row& row) {
         const auto bytes = row.blob(0);
         return std::vector<std::byte>(bytes.begin(), bytes.end());
     });
@@ -311,7 +312,7 @@ TEST_F(VectorIndexTest, StoresUnitVectorsInSqlite) {
     EXPECT_FLOAT_EQ(v[2], 0.8f);
     auto meta = db_->prepare("SELECT model, dim FROM vector_meta WHERE kind = 'chunk'");
     ASSERT_TRUE(meta);
-    auto stored = meta->first([](const storage::Row& row) {
+    auto stored = meta->first([](const storage::sql::Row& row) {
         return std::pair{std::string(row.text(0)), row.int64(1)};
     });
     ASSERT_TRUE(stored && *stored);
