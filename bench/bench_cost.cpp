@@ -91,6 +91,7 @@
 #include "bus/curve_keys.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
+#include "storage/sqlite_connection.hpp"
 #include "storage/sqlite_database.hpp"
 #include "tests/support/process.hpp"
 #include "workers/rag/graph_rag_service.hpp"
@@ -761,7 +762,8 @@ void store_in_process(Pipeline& pipeline, const Batches& batches,
     auto db =
         storage::Database::open(pipeline.home() / "knowledge" / (kCollection + ".db"), options);
     if (!db) die("open the collection: " + db.error().message);
-    auto graph = store::GraphStore::open(**db);
+    storage::SqliteConnection connection(std::move(db).value());
+    auto graph = store::GraphStore::open(connection);
     if (!graph) die("graph store: " + graph.error().message);
     for (std::size_t i = 0; i < std::min<std::size_t>(10, batches.size()); ++i)
         (void)(*graph)->match_batch(batches[i], schema::kDefaultTripleLimit);

@@ -7,6 +7,7 @@
 #include "base/owner_only.hpp"
 #include "cli/client_options.hpp"
 #include "cli/home.hpp"
+#include "cli/storage_choice.hpp"
 #include "cli/worker_support.hpp"
 #include "schema/services.hpp"
 #include "workers/store/inline_reads.hpp"
@@ -31,9 +32,20 @@ void run_store(const StoreOptions& options) {
         exit_with_error(made.error());
     store::StoreServiceConfig config;
     config.home = home;
+    // storage.backend = "postgres": the collections live in that database, shared with the store
+    // workers of other hosts (docs/deployment.md §6); the home keeps this worker's index caches.
+    if (const auto storage = cli::required_storage_choice();
+        storage.backend == cli::StorageBackend::kPostgres) {
+        config.postgres_dsn = storage.dsn;
+    }
     config.embeddings_service = options.embeddings_service;
     config.embed_batch = options.embed_batch;
     auto service = std::make_shared<store::StoreService>(config);
+    // A database that cannot be reached at start is a clear error naming its host and port
+    // (never the password), not a worker that fails every request.
+    if (!config.postgres_dsn.empty()) {
+        if (auto listed = service->bases().list(); !listed) exit_with_error(listed.error());
+    }
     // Its quick reads (graph-rag's lookups) run on the slots' I/O threads; loads, counts and
     // anything long on the handler threads (store::runs_inline).
     run_worker(std::string(schema::services::kStore), options.worker,

@@ -89,7 +89,7 @@ Result<std::vector<VectorMatch>> search_all(VectorIndex& index,
 }  // namespace
 
 StoreService::StoreService(StoreServiceConfig config)
-    : config_(std::move(config)), bases_(config_.home) {}
+    : config_(std::move(config)), bases_(config_.home, config_.postgres_dsn) {}
 
 runtime::Handler make_store_handler(std::shared_ptr<StoreService> service) {
     return [service](runtime::RequestContext& ctx) {
@@ -707,7 +707,9 @@ private:
     // its error names a path of the server, and one bad file must not hide the others).
     Result<json> collections() {
         schema::CollectionList reply;
-        std::vector<std::string> names = bases_.names();
+        auto listed = bases_.list();
+        if (!listed) return std::move(listed).error();
+        std::vector<std::string> names = std::move(listed).value();
         if (names.size() > config_.max_collections) {
             names.resize(config_.max_collections);
             reply.truncated = true;

@@ -53,6 +53,9 @@ inline constexpr std::string_view kOpLoadAbort = "load-abort";
 
 struct StoreServiceConfig {
     std::filesystem::path home;
+    // Empty: the collections are SQLite files in <home>/knowledge/; else this PostgreSQL
+    // database holds them (storage.backend = "postgres"), shared with every other store worker.
+    std::string postgres_dsn;
     std::string embeddings_service{schema::services::kEmbeddings};
     // Texts per call to the embeddings service while indexing.
     std::size_t embed_batch = 256;
