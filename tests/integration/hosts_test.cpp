@@ -10,6 +10,8 @@
 // reason otherwise.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <future>
 #include <map>
 #include <regex>
 #include <set>
@@ -20,6 +22,7 @@
 #include "tests/integration/sample_knowledge.hpp"
 #include "tests/support/cluster.hpp"
 #include "tests/support/netns_lab.hpp"
+#include "tests/support/postgres_server.hpp"
 
 namespace glassbox::integration {
 namespace {
@@ -51,12 +54,21 @@ struct HostSecurity {
     void prepare(const std::map<std::string, fs::path>& homes) {
         const auto& a = homes.at("a");
         glassbox({"keys", "init", "--home", a.string()});
-        for (const char* host : {"b", "c"}) {
-            const auto& home = homes.at(host);
-            glassbox({"keys", "new", "worker", "--role", "worker:*", "--role", "client", "--home",
-                      home.string()});
-            glassbox({"keys", "allow", (home / "keys" / "worker.key").string(), "--as",
-                      std::string("host-") + host + "-worker", "--home", a.string()});
+        // Every other home (a host's, or a process's of its own on a host) is a worker's, or, for
+        // a home named "...-collector", a trace collector's (its key named as the collector
+        // looks for it).
+        for (const auto& [host, home] : homes) {
+            if (host == "a") continue;
+            const bool collector = host.ends_with("-collector");
+            const std::string pair = collector ? "collector" : "worker";
+            std::vector<std::string> roles = {"--role", "worker:*", "--role", "client"};
+            if (collector) roles = {"--role", "collector", "--role", "worker:trace"};
+            std::vector<std::string> args = {"keys", "new", pair};
+            args.insert(args.end(), roles.begin(), roles.end());
+            args.insert(args.end(), {"--home", home.string()});
+            glassbox(args);
+            glassbox({"keys", "allow", (home / "keys" / (pair + ".key")).string(), "--as",
+                      "host-" + host + "-" + pair, "--home", a.string()});
             fs::copy_file(a / "keys" / "broker.key", home / "keys" / "broker.key",
                           fs::copy_options::overwrite_existing);
         }
@@ -475,6 +487,180 @@ TEST_F(HostsTest, ThreeHostsAnswerAndSurviveAPulledCable) {
     const Asked documents = ask("document-rag", "In which year was the Halden Ironworks founded?");
     ASSERT_TRUE(documents.status && documents.status->code == 0) << documents.error;
     EXPECT_NE(documents.answer.find("1858"), std::string::npos) << documents.answer;
+}
+
+// ---- many hosts, one PostgreSQL (issue 34)
+// -------------------------------------------------------
+
+// Four hosts: the database on DB; on A the broker with its trace collector and embeddings (`up
+// --role broker`) and a store worker of a home of its own; on B a store, graph RAG, embeddings and
+// llm (`up
+// --role workers`) and a second trace collector of a home of its own; clients on C. Both stores
+// and both collectors keep their state in DB's PostgreSQL (storage.* in their homes'
+// config.toml), none in its home.
+class PostgresHostsTest : public HostsTest {
+protected:
+    void SetUp() override {
+        if (auto why = PostgresServer::unavailable()) GTEST_SKIP() << *why;
+        auto made = NetnsLab::create({"db", "a", "b", "c"}, kDbSubnet, dir());
+        if (auto* reason = std::get_if<std::string>(&made)) GTEST_SKIP() << *reason;
+        lab_ = std::move(std::get<std::unique_ptr<NetnsLab>>(made));
+        endpoint_ = "tcp://" + lab_->host("a").address + ":5555";
+        PostgresServer::Options options;
+        options.netns = lab_->host("db").netns;
+        options.listen_address = lab_->host("db").address;
+        options.trusted_network = std::string(kDbSubnet) + "0/24";
+        server_.emplace(options);
+        server_->create_database("glassbox");
+        homes_ = {{"a", dir() / "a-home"},
+                  {"a-store", dir() / "a-store-home"},
+                  {"b", dir() / "b-home"},
+                  {"b-collector", dir() / "b-collector-home"},
+                  {"c", dir() / "c-home"}};
+        for (const auto& [name, home] : homes_) fs::create_directories(home);
+        security_.prepare(homes_);
+        // The password is never checked (the server trusts the subnet): it must appear nowhere.
+        for (const char* host : {"a", "a-store", "b", "b-collector"}) {
+            std::ofstream config(homes_.at(host) / "config.toml");
+            config << "[storage]\nbackend = \"postgres\"\npostgres_dsn = \""
+                   << server_->network_dsn("glassbox") << " password=" << kDbPassword << "\"\n";
+        }
+        for (const char* host : {"a", "a-store", "b", "b-collector"})
+            fs::permissions(homes_.at(host) / "config.toml",
+                            fs::perms::owner_read | fs::perms::owner_write);
+    }
+    void TearDown() override {
+        HostsTest::TearDown();  // every glassbox process first, then the database
+        server_.reset();
+    }
+
+    // `glassbox worker <service>` on `host` with the home `home`, owned by the fixture.
+    ChildProcess& start_worker_on(const std::string& host, const std::string& service,
+                                  const std::string& home) {
+        return start_process(
+            service + "-" + home + "-" + std::to_string(processes_.size()),
+            lab_->in_host(host, {glassbox_binary(), "worker", service, "--broker", endpoint_,
+                                 "--home", homes_.at(home).string(), "--heartbeat-ms",
+                                 std::to_string(kHostHeartbeatMs), "--threads", "1"}));
+    }
+
+    json store_stats(const std::string& collection) {
+        const auto done =
+            on_client({"call", "store", json{{"op", "stats"}, {"collection", collection}}.dump()});
+        EXPECT_TRUE(done.status.exited && done.status.code == 0) << done.err;
+        const auto reply = json::parse(done.out, nullptr, false);
+        return reply.is_object() ? reply.value("body", json()) : json();
+    }
+
+    bool logs_hold(const std::string& text) const {
+        for (const auto& entry : fs::recursive_directory_iterator(dir())) {
+            if (!entry.is_regular_file()) continue;
+            const auto ext = entry.path().extension();
+            if (ext != ".out" && ext != ".err" && ext != ".log") continue;
+            std::ifstream in(entry.path());
+            const std::string body{std::istreambuf_iterator<char>(in), {}};
+            if (body.find(text) != std::string::npos) return true;
+        }
+        return false;
+    }
+
+    static constexpr const char* kDbSubnet = "10.231.78.";
+    static constexpr const char* kDbPassword = "pw-hosts-never-logged-93d1";
+    std::optional<PostgresServer> server_;
+};
+
+TEST_F(PostgresHostsTest, TwoStoresAndTwoCollectorsOnTwoHostsShareOneDatabase) {
+    const json a = start_up("a", Party::kBrokerHost,
+                            {"--role", "broker", "--bind", endpoint_, "--pub",
+                             "tcp://" + lab_->host("a").address + ":5556", "--gateway-listen",
+                             "127.0.0.1:0", "--services", "trace-collector,embeddings"});
+    ASSERT_TRUE(a.is_object());
+    auto* store_a = &start_worker_on("a", "store", "a-store");
+    std::string last;
+    ASSERT_TRUE(
+        wait_for_workers_on_broker({{"store", 1}, {"trace", 1}}, milliseconds{30'000}, last))
+        << last;
+
+    // Loaded through A's store, the only one yet.
+    const auto rdf = on_client({"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"});
+    ASSERT_TRUE(rdf.status.exited && rdf.status.code == 0) << rdf.err;
+    const json loaded = store_stats("default");
+    ASSERT_GT(loaded.value("quads", 0), 0) << loaded.dump();
+
+    // B comes, A's store goes: B's store answers with what was loaded through A's.
+    const json b =
+        start_up("b", Party::kWorkersHost,
+                 {"--role", "workers", "--broker", endpoint_, "--services", "store,llm,graph-rag"});
+    ASSERT_TRUE(b.is_object());
+    auto& collector_b = start_worker_on("b", "trace-collector", "b-collector");
+    ASSERT_TRUE(wait_for_workers_on_broker({{"store", 2}, {"trace", 2}, {"graph-rag", 1}},
+                                           milliseconds{30'000}, last))
+        << last;
+    store_a->kill();
+    ASSERT_TRUE(wait_for_workers_on_broker({{"store", 1}}, milliseconds{30'000}, last)) << last;
+    EXPECT_EQ(store_stats("default")["quads"], loaded["quads"]);
+    const Asked through_b = ask("graph-rag", "Who designed Greyhollow Light?");
+    ASSERT_TRUE(through_b.status && through_b.status->code == 0) << through_b.error;
+    EXPECT_NE(through_b.answer.find("Ilse Varrow"), std::string::npos) << through_b.answer;
+
+    // Two loads of one file into one collection at once, through both stores: each fact once.
+    store_a = &start_worker_on("a", "store", "a-store");
+    ASSERT_TRUE(wait_for_workers_on_broker({{"store", 2}}, milliseconds{30'000}, last)) << last;
+    const std::vector<std::string> twice = {
+        "load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1", "--collection", "twice"};
+    auto one = std::async(std::launch::async, [&] { return on_client(twice); });
+    auto two = std::async(std::launch::async, [&] { return on_client(twice); });
+    for (auto* load : {&one, &two}) {
+        const auto done = load->get();
+        ASSERT_TRUE(done.status.exited && done.status.code == 0) << done.err;
+    }
+    const json both = store_stats("twice");
+    EXPECT_EQ(both["quads"], loaded["quads"]) << both.dump();
+    EXPECT_EQ(both["terms"], loaded["terms"]) << both.dump();
+
+    // A burst of questions; A's store and B's collector killed in the middle of it.
+    const std::vector<std::string> questions = {
+        "Who designed Greyhollow Light?", "Which shipyard built the MV Curlew?",
+        "Who founded the shipyard that built the MV Curlew?",
+        "Where was the designer of Saltspire Light born?"};
+    std::vector<Asked> burst;
+    for (int round = 0; round < 3; ++round) {
+        for (const auto& question : questions)
+            burst.push_back(ask_in_background("graph-rag", question, 60'000));
+    }
+    ASSERT_TRUE(wait_until_busy("graph-rag", milliseconds{20'000}));
+    store_a->kill();
+    collector_b.kill();
+    std::set<std::string> sessions;
+    for (Asked& asked : burst) {
+        finish(asked);
+        ASSERT_TRUE(asked.status) << asked.question << " never ended";
+        if (asked.status->exited && asked.status->code == 0) {
+            EXPECT_FALSE(asked.answer.empty()) << asked.question;
+        } else {
+            EXPECT_TRUE(is_typed_error(asked.error)) << asked.question << ": " << asked.error;
+        }
+        if (asked.session.empty()) continue;
+        EXPECT_TRUE(sessions.insert(asked.session).second) << "one session per question";
+        const json trace = ended_trace(asked.session);
+        ASSERT_TRUE(trace.is_object()) << asked.question;
+        if (asked.status->code == 0) {
+            EXPECT_EQ(trace["session"].value("status", ""), "complete") << asked.question;
+            EXPECT_GE(trace["events"].size(), 5u) << asked.question;
+        }
+    }
+    // Stored once each, whichever collector took its messages.
+    ASSERT_FALSE(sessions.empty());
+    std::map<std::string, int> listed;
+    for (const auto& session : all_sessions()) ++listed[session.value("session", "")];
+    for (const auto& session : sessions) EXPECT_EQ(listed[session], 1) << session;
+
+    // No state in the homes, no password in any log.
+    for (const char* host : {"a", "a-store", "b", "b-collector"}) {
+        EXPECT_FALSE(fs::exists(homes_.at(host) / "traces.db")) << host;
+        EXPECT_FALSE(fs::exists(homes_.at(host) / "knowledge" / "default.db")) << host;
+    }
+    EXPECT_FALSE(logs_hold(kDbPassword));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -50,7 +51,7 @@ std::optional<fs::path> find_bindir() {
 std::optional<ChildProcess::RunAs> postgres_user() {
     const passwd* user = ::getpwnam("postgres");
     if (user == nullptr) return std::nullopt;
-    return ChildProcess::RunAs{user->pw_uid, user->pw_gid};
+    return ChildProcess::RunAs{user->pw_uid, user->pw_gid, {}};
 }
 
 // A loopback port nobody listens on now (the kernel's pick for port 0). Another process may take
@@ -104,7 +105,18 @@ PostgresServer::PostgresServer(Options options) : options_(std::move(options)) {
             throw std::system_error(errno, std::generic_category(),
                                     "chown " + dir_->path().string());
     }
+    if (!options_.netns.empty()) {
+        if (!run_as_) throw std::runtime_error("PostgresServer: a network namespace needs root");
+        run_as_->netns = options_.netns;
+        // The test reaches it through its socket; the other hosts over TCP.
+        host_ = dir_->path().string();
+    }
     init_cluster();
+    if (!options_.trusted_network.empty()) {
+        std::ofstream hba(dir_->path() / "data" / "pg_hba.conf", std::ios::app);
+        hba << "host all all " << options_.trusted_network << " trust\n";
+        if (!hba) throw std::runtime_error("PostgresServer: cannot extend pg_hba.conf");
+    }
     start();
 }
 
@@ -156,7 +168,7 @@ void PostgresServer::start() {
                                       "-k",
                                       dir_->path().string(),
                                       "-c",
-                                      "listen_addresses=127.0.0.1"};
+                                      "listen_addresses=" + listen_address()};
         if (!options_.durable) {
             for (const char* setting : {"fsync=off", "full_page_writes=off"}) {
                 argv.insert(argv.end(), {"-c", setting});
@@ -202,6 +214,15 @@ void PostgresServer::wait_ready(milliseconds timeout) {
         throw std::runtime_error(std::string("PostgreSQL did not come up") +
                                  (exited ? " (the server exited)" : " (timed out)") + ": " + log());
     }
+}
+
+std::string PostgresServer::listen_address() const {
+    return options_.listen_address.empty() ? std::string("127.0.0.1") : options_.listen_address;
+}
+
+std::string PostgresServer::network_dsn(const std::string& database) const {
+    return "host=" + listen_address() + " port=" + std::to_string(port_) +
+           " user=glassbox dbname=" + database;
 }
 
 std::string PostgresServer::dsn(const std::string& database) const {

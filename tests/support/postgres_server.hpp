@@ -29,6 +29,13 @@ public:
         // A streaming hot standby of this (running) server instead of a fresh cluster: a base
         // backup of it (pg_basebackup -R), read-only, replaying its WAL as it comes.
         const PostgresServer* standby_of = nullptr;
+        // Run on another "host": inside this network namespace (tests/support/netns_lab.hpp),
+        // listening on `listen_address` there and trusting connections from `trusted_network`
+        // (CIDR) as well. The test itself then connects through the socket in the server's
+        // folder (host() is that folder); network_dsn() is what the other hosts use. Root only.
+        std::string netns;
+        std::string listen_address;
+        std::string trusted_network;
     };
 
     // Why no server can be started here, or nullopt when one can: the binaries are missing, or
@@ -48,6 +55,8 @@ public:
     // A libpq connection string for `database`, as the cluster's superuser (`glassbox`, trusted
     // on loopback: the server listens on 127.0.0.1 only).
     std::string dsn(const std::string& database = "postgres") const;
+    // The DSN over TCP to its listen address (Options::listen_address; 127.0.0.1 by default).
+    std::string network_dsn(const std::string& database = "postgres") const;
     // CREATE DATABASE; throws std::runtime_error with the server's message.
     void create_database(const std::string& name) const;
     // Runs SQL (one or more statements, no results) in `database`; throws on error.
@@ -66,6 +75,7 @@ public:
 private:
     std::filesystem::path bin(const char* name) const { return bindir_ / name; }
     void init_cluster();
+    std::string listen_address() const;
     void wait_ready(std::chrono::milliseconds timeout);
 
     Options options_;

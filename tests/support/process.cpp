@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -98,8 +99,17 @@ ChildProcess::ChildProcess(std::string name, std::vector<std::string> argv,
     const std::string out_path = stdout_path().string();
     const std::string err_path = stderr_path().string();
     const pid_t parent = ::getpid();
+    int netns = -1;
+    if (run_as && !run_as->netns.empty()) {
+        netns = ::open(("/var/run/netns/" + run_as->netns).c_str(), O_RDONLY | O_CLOEXEC);
+        if (netns < 0) {
+            throw std::runtime_error("network namespace " + run_as->netns + ": " +
+                                     std::strerror(errno));
+        }
+    }
 
     pid_ = ::fork();
+    if (pid_ != 0 && netns >= 0) ::close(netns);
     if (pid_ < 0) {
         throw std::runtime_error("fork failed: " + std::string(std::strerror(errno)));
     }
@@ -121,6 +131,9 @@ ChildProcess::ChildProcess(std::string name, std::vector<std::string> argv,
         ::dup2(err, STDERR_FILENO);
         // The output files are opened first (the log folder may be closed to that user).
         // Changing user clears the parent-death signal: it is set again after.
+        if (netns >= 0 && ::setns(netns, CLONE_NEWNET) != 0) {
+            ::_exit(124);
+        }
         if (run_as) {
             if (::setgroups(0, nullptr) != 0 || ::setgid(run_as->gid) != 0 ||
                 ::setuid(run_as->uid) != 0) {

@@ -45,10 +45,12 @@ struct ExitStatus {
 class ChildProcess {
 public:
     // Another user to run the child as (a test running as root starting a server that refuses
-    // root, such as PostgreSQL): its uid and gid, no supplementary groups.
+    // root, such as PostgreSQL): its uid and gid, no supplementary groups; and optionally a
+    // network namespace (`ip netns` name) it joins first, as a server on another "host".
     struct RunAs {
         uid_t uid = 0;
         gid_t gid = 0;
+        std::string netns;
     };
 
     // Starts `argv[0]` (an absolute path) with `argv`; output goes to <log_dir>/<name>.out/.err.
