@@ -182,5 +182,19 @@ TEST_F(KnowledgePostgres, ServerStoppedMidRunIsStoreUnavailableAndALoadLeavesNot
     EXPECT_FALSE(logs_hold(kPassword));
 }
 
+// A store worker whose database cannot be reached when it starts says so and exits: the
+// server's host and port named, never the password.
+TEST_F(KnowledgePostgres, ADatabaseDownAtStartStopsTheStoreWorkerWithAClearError) {
+    server_->stop();
+    const auto done = run_glassbox({"worker", "store", "--broker", "tcp://127.0.0.1:9", "--home",
+                                    (dir() / "store-home").string()},
+                                   milliseconds{60'000});
+    EXPECT_TRUE(done.status.exited && done.status.code == 1) << done.status.describe();
+    EXPECT_NE(done.err.find("StoreUnavailable"), std::string::npos) << done.err;
+    EXPECT_NE(done.err.find("127.0.0.1:" + std::to_string(server_->port())), std::string::npos)
+        << done.err;
+    EXPECT_EQ(done.err.find(kPassword), std::string::npos) << done.err;
+}
+
 }  // namespace
 }  // namespace glassbox::integration
