@@ -552,18 +552,6 @@ protected:
         return reply.is_object() ? reply.value("body", json()) : json();
     }
 
-    bool logs_hold(const std::string& text) const {
-        for (const auto& entry : fs::recursive_directory_iterator(dir())) {
-            if (!entry.is_regular_file()) continue;
-            const auto ext = entry.path().extension();
-            if (ext != ".out" && ext != ".err" && ext != ".log") continue;
-            std::ifstream in(entry.path());
-            const std::string body{std::istreambuf_iterator<char>(in), {}};
-            if (body.find(text) != std::string::npos) return true;
-        }
-        return false;
-    }
-
     static constexpr const char* kDbSubnet = "10.231.78.";
     static constexpr const char* kDbPassword = "pw-hosts-never-logged-93d1";
     std::optional<PostgresServer> server_;

@@ -88,18 +88,6 @@ protected:
                          "--collection", collection});
     }
 
-    bool logs_hold(const std::string& text) const {
-        for (const auto& entry : std::filesystem::recursive_directory_iterator(dir())) {
-            if (!entry.is_regular_file()) continue;
-            const auto ext = entry.path().extension();
-            if (ext != ".out" && ext != ".err" && ext != ".log") continue;
-            std::ifstream in(entry.path());
-            const std::string body{std::istreambuf_iterator<char>(in), {}};
-            if (body.find(text) != std::string::npos) return true;
-        }
-        return false;
-    }
-
     std::optional<PostgresServer> server_;
     RunningBroker broker_;
 };

@@ -3,7 +3,9 @@
 
 #include <signal.h>
 
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <thread>
 
 #include "tests/support/wait_until.hpp"
@@ -307,6 +309,18 @@ bool ClusterTest::wait_for_service(const std::string& endpoint, const std::strin
             }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    }
+    return false;
+}
+
+bool ClusterTest::logs_hold(const std::string& text) const {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir())) {
+        if (!entry.is_regular_file()) continue;
+        const auto ext = entry.path().extension();
+        if (ext != ".out" && ext != ".err" && ext != ".log") continue;
+        std::ifstream in(entry.path());
+        const std::string body{std::istreambuf_iterator<char>(in), {}};
+        if (body.find(text) != std::string::npos) return true;
     }
     return false;
 }

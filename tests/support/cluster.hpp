@@ -134,6 +134,10 @@ protected:
     void expect_echo_served(const std::string& endpoint,
                             const std::string& question = "still alive");
 
+    // Whether any process's output or log file under dir() holds `text` (e.g. a password that
+    // must be written nowhere).
+    bool logs_hold(const std::string& text) const;
+
     // The port of a resolved tcp endpoint ("tcp://127.0.0.1:41234" -> "41234").
     static std::string port_of(const std::string& endpoint);
 
