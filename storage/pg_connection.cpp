@@ -503,8 +503,20 @@ Result<void> PgConnection::usable() {
             "the connection was lost inside a transaction, which the server rolled back; roll "
             "back before going on");
     }
+    // Backoff between re-connections: 100 ms, doubling up to 5 s.
+    constexpr std::chrono::milliseconds kMinRetry{100};
+    constexpr std::chrono::milliseconds kMaxRetry{5'000};
+    const auto now = std::chrono::steady_clock::now();
+    if (now < retry_at_) return unavailable(last_failure_ + " (retrying shortly)");
     PQreset(connection);
-    if (PQstatus(connection) != CONNECTION_OK) return unavailable(libpq_message());
+    if (PQstatus(connection) != CONNECTION_OK) {
+        retry_wait_ = std::clamp(retry_wait_ * 2, kMinRetry, kMaxRetry);
+        retry_at_ = std::chrono::steady_clock::now() + retry_wait_;
+        last_failure_ = libpq_message();
+        return unavailable(last_failure_);
+    }
+    retry_wait_ = std::chrono::milliseconds{0};
+    retry_at_ = {};
     // The server forgot this session's prepared statements.
     ++generation_;
     changes_ = 0;

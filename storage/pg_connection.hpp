@@ -29,7 +29,7 @@ struct PgOptions {
     std::int64_t writer_lock_key = 0x676c617373626f78;  // "glassbox"
     // When set, the session's search_path (unquoted names resolve there first), kept across
     // re-connections; it replaces any `options` the DSN gives. A schema name of [a-z0-9_] only.
-    std::string search_path;
+    std::string search_path = {};
 };
 
 // SQL as callers write it for both engines, with PostgreSQL's placeholders: `?N` becomes `$N`
@@ -104,6 +104,12 @@ private:
     std::int64_t changes_ = 0;
     // A transaction this connection began and has not ended (kept across a lost connection).
     bool transaction_open_ = false;
+    // After a failed re-connection, calls fail at once until `retry_at_` (the wait doubling from
+    // kMinRetry to kMaxRetry while the server stays away), so a server that is down costs its
+    // callers a quick StoreUnavailable, not a connection attempt (up to connect_timeout) each.
+    std::chrono::steady_clock::time_point retry_at_{};
+    std::chrono::milliseconds retry_wait_{0};
+    std::string last_failure_;
 };
 
 }  // namespace glassbox::storage

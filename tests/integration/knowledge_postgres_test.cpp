@@ -15,6 +15,7 @@
 #include "tests/integration/sample_knowledge.hpp"
 #include "tests/support/cluster.hpp"
 #include "tests/support/postgres_server.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace glassbox::integration {
 namespace {
@@ -157,8 +158,11 @@ TEST_F(KnowledgePostgres, ServerStoppedMidRunIsStoreUnavailableAndALoadLeavesNot
     EXPECT_FALSE(exited_with(failed_load, 0)) << failed_load.out;
 
     server_->start();
-    const json after = stats("default");
-    ASSERT_TRUE(after.is_object()) << "the store serves again once the server is back";
+    // The store re-connects with a backoff (at most 5 s between attempts).
+    json after;
+    ASSERT_TRUE(test_support::wait_until([&] { return (after = stats("default")).is_object(); },
+                                         milliseconds{30'000}, milliseconds{200}))
+        << "the store serves again once the server is back";
     EXPECT_EQ(after["quads"], before["quads"]) << after.dump();
     CommandResult missing;
     EXPECT_TRUE(stats("outage", &missing).is_null()) << "the load in the outage left a collection";

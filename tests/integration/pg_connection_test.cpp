@@ -538,12 +538,23 @@ TEST_F(PgConnectionLossTest, AStoppedServerIsUnavailableAndTheSameConnectionServ
     ASSERT_TRUE(insert->bind(1, std::int64_t{1}).run());
     server_->stop();
     expect_unavailable(insert->bind(1, std::int64_t{2}).run());
-    // Still down: each call tries to connect once more, and says so.
+    // Still down: calls fail at once while the connection waits before its next attempt (a
+    // backoff from 100 ms to 5 s), and say so.
     expect_unavailable(db_->exec("SELECT 1"));
-    expect_unavailable(db_->begin(TransactionKind::kWrite));
+    const auto soon = db_->begin(TransactionKind::kWrite);
+    expect_unavailable(soon);
+    EXPECT_TRUE(contains(soon.error().message, "retrying shortly")) << soon.error().message;
     server_->start();
-    // The statement held across the restart is prepared again on the new session.
-    EXPECT_TRUE(insert->bind(1, std::int64_t{3}).run());
+    // The statement held across the restart is prepared again on the new session, once the
+    // backoff lets the connection try again.
+    insert->reset();
+    EXPECT_TRUE(test_support::wait_until(
+        [&] {
+            auto ran = insert->bind(1, std::int64_t{3}).run();
+            insert->reset();
+            return ran.ok();
+        },
+        std::chrono::milliseconds{15'000}, std::chrono::milliseconds{50}));
     auto again = db_->prepare("INSERT INTO t VALUES (?1)");
     ASSERT_TRUE(again) << again.error().message;
     EXPECT_TRUE(again->bind(1, std::int64_t{4}).run());
