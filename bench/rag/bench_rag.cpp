@@ -26,6 +26,12 @@
 //   --no-collector   run no trace collector (the broker spools explain messages, nobody stores
 //                    them): separates the collector's share of the explain overhead.
 //   --generate-only  write the graphs and questions to --dir, print their degree profile, exit.
+//   --backends       (issue 34) everything twice in one run: the stores on SQLite (the default)
+//                    and then on PostgreSQL (a durable server of this run's own on a random
+//                    loopback port: fsync and synchronous_commit on), then both p50s and load
+//                    times side by side. Targets: graph-rag p50 on PostgreSQL <= 1.5x SQLite's
+//                    at 100k; RDF load (`glassbox load rdf`, indexing included) on PostgreSQL
+//                    >= 0.5x SQLite's rate.
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,6 +63,7 @@
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
+#include "tests/support/postgres_server.hpp"
 #include "tests/support/process.hpp"
 
 #ifndef GLASSBOX_BINARY
@@ -422,6 +429,7 @@ struct Options {
     bool generate_only = false;
     bool collector =
         true;  // --no-collector: explain messages are spooled by the broker, stored by no one
+    bool backends = false;  // --backends: SQLite, then PostgreSQL
 };
 
 class Pipeline {
@@ -1005,10 +1013,67 @@ void describe_graph(const Options& o, std::size_t target, std::ostream& out) {
     }
 }
 
+// Every size on one pipeline in `dir`: its figures.
+std::vector<SizeFigures> bench_pipeline(const Options& o, const fs::path& dir) {
+    fs::create_directories(dir);
+    Pipeline pipeline(dir, o.collector);
+    pipeline.start();
+    std::vector<SizeFigures> all;
+    for (const auto size : o.sizes) {
+        all.push_back(bench_size(pipeline, o, size));
+        const auto& f = all.back();
+        std::cerr << "bench_rag: " << size_name(size) << ": p50 "
+                  << fmt(percentile(f.with_explain, 0.5), 1) << " ms, no-explain p50 "
+                  << fmt(percentile(f.without_explain, 0.5), 1) << " ms\n";
+    }
+    return all;
+}
+
+// --backends: the same sizes and questions on SQLite, then on PostgreSQL; each backend's report,
+// then the comparison.
+void bench_backends(const Options& o, const std::string& started, const std::string& load_at_start,
+                    std::ostream& out) {
+    if (auto why = integration::PostgresServer::unavailable())
+        throw std::runtime_error("--backends: " + *why);
+    const auto sqlite = bench_pipeline(o, o.dir / "sqlite");
+    std::vector<SizeFigures> postgres;
+    {
+        integration::PostgresServer::Options server_options;
+        server_options.durable = true;
+        integration::PostgresServer server(server_options);
+        server.create_database("glassbox");
+        // The pipeline's processes inherit these: both stores keep their state there.
+        ::setenv("GLASSBOX_STORAGE_BACKEND", "postgres", 1);
+        ::setenv("GLASSBOX_PG_DSN", server.dsn("glassbox").c_str(), 1);
+        postgres = bench_pipeline(o, o.dir / "postgres");
+        ::unsetenv("GLASSBOX_STORAGE_BACKEND");
+        ::unsetenv("GLASSBOX_PG_DSN");
+    }
+    out << "\n# SQLite\n";
+    report(sqlite, o, started, load_at_start, out);
+    out << "\n# PostgreSQL\n";
+    report(postgres, o, started, load_at_start, out);
+    out << "\n## Backends (bench_rag --backends)\n\n| size | graph-rag p50 SQLite ms | p50 "
+           "PostgreSQL ms | PostgreSQL / SQLite | load SQLite s | load PostgreSQL s | load rate "
+           "PostgreSQL / SQLite |\n|---|---:|---:|---:|---:|---:|---:|\n";
+    for (std::size_t i = 0; i < sqlite.size() && i < postgres.size(); ++i) {
+        const double lite = percentile(sqlite[i].with_explain, 0.5);
+        const double pg = percentile(postgres[i].with_explain, 0.5);
+        const bool loaded = sqlite[i].load_s > 0 && postgres[i].load_s > 0;
+        out << "| " << size_name(sqlite[i].target) << " | " << fmt(lite, 2) << " | " << fmt(pg, 2)
+            << " | " << fmt(pg / std::max(lite, 1e-9), 2) << " | "
+            << (loaded ? fmt(sqlite[i].load_s, 2) : "reused") << " | "
+            << (loaded ? fmt(postgres[i].load_s, 2) : "reused") << " | "
+            << (loaded ? fmt(sqlite[i].load_s / postgres[i].load_s, 2) : "–") << " |\n";
+    }
+    out << "\nTargets: graph-rag p50 at 100k on PostgreSQL <= 1.5x SQLite's; RDF load rate on "
+           "PostgreSQL >= 0.5x SQLite's.\n";
+}
+
 void usage() {
     std::cerr << "usage: bench_rag [--quick] [--sizes N,N,...] [--queries N] [--warmup N] [--dir "
                  "DIR] [--json FILE]\n"
-                 "                 [--no-collector] [--generate-only]\n";
+                 "                 [--no-collector] [--generate-only] [--backends]\n";
 }
 
 }  // namespace
@@ -1039,6 +1104,8 @@ int main(int argc, char** argv) {
                 o.json_path = next();
             } else if (arg == "--no-collector") {
                 o.collector = false;
+            } else if (arg == "--backends") {
+                o.backends = true;
             } else if (arg == "--generate-only") {
                 o.generate_only = true;
             } else {
@@ -1065,16 +1132,11 @@ int main(int argc, char** argv) {
     }
     try {
         std::cout << "# bench_rag (dir " << o.dir.string() << ")\n";
-        Pipeline pipeline(o.dir, o.collector);
-        pipeline.start();
-        std::vector<SizeFigures> all;
-        for (const auto size : o.sizes) {
-            all.push_back(bench_size(pipeline, o, size));
-            const auto& f = all.back();
-            std::cerr << "bench_rag: " << size_name(size) << ": p50 "
-                      << fmt(percentile(f.with_explain, 0.5), 1) << " ms, no-explain p50 "
-                      << fmt(percentile(f.without_explain, 0.5), 1) << " ms\n";
+        if (o.backends) {
+            bench_backends(o, started, load_at_start, std::cout);
+            return 0;
         }
+        const auto all = bench_pipeline(o, o.dir);
         report(all, o, started, load_at_start, std::cout);
         if (!o.json_path.empty()) {
             json out = {{"started", started},
