@@ -33,9 +33,9 @@ public:
         // listening on `listen_address` there and trusting connections from `trusted_network`
         // (CIDR) as well. The test itself then connects through the socket in the server's
         // folder (host() is that folder); network_dsn() is what the other hosts use. Root only.
-        std::string netns;
-        std::string listen_address;
-        std::string trusted_network;
+        std::string netns = {};
+        std::string listen_address = {};
+        std::string trusted_network = {};
     };
 
     // Why no server can be started here, or nullopt when one can: the binaries are missing, or

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/log.hpp"
+#include "workers/trace_collector/trace_store_detail.hpp"
 
 namespace glassbox::trace {
 
@@ -64,7 +65,16 @@ void RetentionWorker::stop() {
 }
 
 base::Result<PruneCounts> RetentionWorker::prune_once(WallClock::time_point now) {
-    auto counts = store_->prune(config_.request(now));
+    PruneRequest request = config_.request(now);
+    // PostgreSQL: the cut-off goes back to the start of its day (UTC), so a day's traces go
+    // together when their partition is dropped rather than row by row as the cut-off moves
+    // through the day; a trace lives up to a day past the retention.
+    if (store_->backend() == "postgres" && request.older_than) {
+        const std::int64_t cutoff = detail::to_ms(now) - request.older_than->count();
+        const std::int64_t day_start = detail::day_of(cutoff) * detail::kDayMs;
+        *request.older_than += std::chrono::milliseconds{cutoff - day_start};
+    }
+    auto counts = store_->prune(request);
     if (!counts) {
         counters_->failed(counts.error().describe());
         return counts.error();

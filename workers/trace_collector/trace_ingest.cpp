@@ -7,9 +7,13 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <map>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "base/fnv.hpp"
 #include "base/time_format.hpp"
@@ -151,6 +155,37 @@ enum class Written {
     kTooLarge,   // its triples would be over kMaxTripleBlobBytes stored: quarantined
 };
 
+// Rows per set-based statement (PostgreSQL): its parameters stay well under the protocol's 65,535.
+constexpr std::size_t kRowsPerStatement = 1000;
+
+// "?first, ?first+1, …": `count` numbered placeholders.
+std::string placeholders(std::size_t count, int first) {
+    std::string out;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (i != 0) out += ", ";
+        out += '?';
+        out += std::to_string(first + static_cast<int>(i));
+    }
+    return out;
+}
+
+// "(?a, …), (…)": `rows` tuples of casts.size() numbered placeholders from `first`, each cast to
+// its type when one is given (PostgreSQL infers no type for a VALUES list outside an INSERT).
+std::string value_rows(std::size_t rows, const std::vector<const char*>& casts, int first) {
+    std::string out;
+    int n = first;
+    for (std::size_t r = 0; r < rows; ++r) {
+        out += r == 0 ? "(" : ", (";
+        for (std::size_t c = 0; c < casts.size(); ++c, ++n) {
+            if (c != 0) out += ", ";
+            const std::string p = "?" + std::to_string(n);
+            out += casts[c] == nullptr ? p : "CAST(" + p + " AS " + casts[c] + ")";
+        }
+        out += ')';
+    }
+    return out;
+}
+
 // Runs a statement held across a batch and resets it for its next use (its text bindings may
 // point at buffers that change before then).
 Result<void> run_once(Statement& statement) {
@@ -158,6 +193,38 @@ Result<void> run_once(Statement& statement) {
     statement.reset();
     return r;
 }
+
+// What a session row learns from one event's triples about the run (its Question).
+struct Facts {
+    std::optional<std::string> question;
+    std::optional<std::int64_t> started;
+    std::optional<std::int64_t> ended;
+    std::optional<std::string> parent;
+    std::optional<std::string> conversation;
+    std::optional<std::string> collection;
+    std::int64_t tokens_in = 0;   // gb:inputTokens of the event's steps
+    std::int64_t tokens_out = 0;  // gb:outputTokens
+};
+
+// What a batch's stored events change in one session row, with the result of one UPDATE
+// per event in batch order: kind, question, parent and worker keep the first value,
+// started the earliest, ended, status (terminal) and error the last one.
+struct SessionUpdate {
+    std::optional<std::string> uri;  // set for a session new in this batch
+    std::string kind;
+    std::optional<std::string> question;
+    std::optional<std::string> parent;
+    std::optional<std::string> worker;
+    std::optional<std::string> conversation;
+    std::optional<std::string> collection;
+    std::int64_t tokens_in = 0;
+    std::int64_t tokens_out = 0;
+    std::optional<std::string> error;
+    std::optional<std::int64_t> started;
+    std::optional<std::int64_t> ended;
+    std::optional<std::string> status;
+    std::int64_t events = 0;
+};
 
 // One batch's writes. Sessions first seen in the batch get their row id up front (the next
 // free one; the batch holds the write lock) and their row is INSERTed once, complete, at the
@@ -179,22 +246,20 @@ public:
         return {};
     }
 
-    // Validates one delivery into `scanned_`: nullopt, or the quarantine reason. IRIs that
+    // Validates one delivery into `*m_`: nullopt, or the quarantine reason. IRIs that
     // N-Triples rejects are rewritten on the way (schema::decode_explain) and counted in `outcome`.
     std::optional<std::string> accept(const Delivery& d, BatchOutcome& outcome) {
         auto seq = check_frames(d);
         if (!seq) return seq.error().message;
-        if (scan_explain(d.body, scanned_) && agrees_with_frames(scanned_, d, *seq))
-            return std::nullopt;
+        if (scan_explain(d.body, *m_) && agrees_with_frames(*m_, d, *seq)) return std::nullopt;
         // Not the canonical form (or not valid): the DOM decoder has the last word, and a valid
         // message is stored in its canonical encoding, which the scan then reads.
         std::size_t iris_rewritten = 0;
         auto decoded = validate_body(d, iris_rewritten);
         if (!decoded) return decoded.error().message;
         outcome.iris_rewritten += iris_rewritten;
-        reencoded_ = schema::dump(schema::encode(*decoded));
-        if (scan_explain(reencoded_, scanned_) && agrees_with_frames(scanned_, d, *seq))
-            return std::nullopt;
+        *reencoded_ = schema::dump(schema::encode(*decoded));
+        if (scan_explain(*reencoded_, *m_) && agrees_with_frames(*m_, d, *seq)) return std::nullopt;
         return "internal: the decoded message does not scan after re-encoding (a trace store bug)";
     }
 
@@ -221,7 +286,7 @@ public:
     // What the broker cannot tell any more (a session of a request it forgot, after a restart
     // or past its record of ended sessions) is caught here.
     Result<std::optional<std::string>> refusal(const Delivery& d) {
-        const ScannedExplain& m = scanned_;
+        const ScannedExplain& m = *m_;
         auto owner = owner_of(m.session);
         if (!owner) return owner.error();
         const SessionOwner& o = **owner;
@@ -241,19 +306,40 @@ public:
         return why;
     }
 
-    // Writes the accepted event with its triples in one row, or finds (session, seq) stored
-    // already. The triples are packed before the INSERT, which is what tells a duplicate: a
-    // redelivery costs their packing (its long texts are in `texts` already).
+    // Writes the accepted event with its triples in one row (set-based: at the end of the
+    // batch), or finds (session, seq) stored already; the session's owner and row follow.
     Result<Written> event(const Delivery& d, BatchOutcome& outcome) {
-        const ScannedExplain& m = scanned_;
+        const ScannedExplain& m = *m_;
         if (packed_bound(m) > kMaxTripleBlobBytes) return Written::kTooLarge;
         auto session = session_of(m.session);
         if (!session) return session.error();
+        auto facts = deferred_ ? defer_event(session->id) : insert_event(d, session->id);
+        if (!facts) return facts.error();
+        if (!*facts) return Written::kDuplicate;
+        if (auto owner = owner_of(m.session); owner) {
+            SessionOwner& o = **owner;
+            if (o.kind.empty()) o.kind = d.service.empty() ? m.service : d.service;
+            if (o.worker.empty()) o.worker = m.worker;
+            if (d.state != schema::protocol::kStateOpen)
+                o.end_seq = std::max(o.end_seq.value_or(0), m.seq);
+        } else {
+            return owner.error();
+        }
+        outcome.triples += m.triples.size();
+        update_session(d, *session, std::move(**facts));
+        return Written::kStored;
+    }
+
+    // Writes the event's row now: what its triples say about the run, or nullopt when (session,
+    // seq) was stored already. The triples are packed before the INSERT, which is what tells a
+    // duplicate: a redelivery costs their packing (its long texts are in `texts` already).
+    Result<std::optional<Facts>> insert_event(const Delivery& d, std::int64_t session) {
+        const ScannedExplain& m = *m_;
         auto facts = pack_triples();
         if (!facts) return facts.error();
         auto blob = blob_.finish();
         if (!blob) return blob.error();
-        insert_event_->bind(1, session->id)
+        insert_event_->bind(1, session)
             .bind(2, static_cast<std::int64_t>(m.seq))
             .bind(3, std::string_view{m.explain_id})
             .bind(4, std::string_view{d.state})
@@ -266,19 +352,21 @@ public:
             insert_event_->bind_blob(8, *blob);
         }
         if (auto r = run_once(*insert_event_); !r) return r.error();
-        if (db_.changes() == 0) return Written::kDuplicate;
-        if (auto owner = owner_of(m.session); owner) {
-            SessionOwner& o = **owner;
-            if (o.kind.empty()) o.kind = d.service.empty() ? m.service : d.service;
-            if (o.worker.empty()) o.worker = m.worker;
-            if (d.state != schema::protocol::kStateOpen)
-                o.end_seq = std::max(o.end_seq.value_or(0), m.seq);
-        } else {
-            return owner.error();
-        }
-        outcome.triples += m.triples.size();
-        update_session(d, *session, std::move(facts).value());
-        return Written::kStored;
+        if (db_.changes() == 0) return std::optional<Facts>{};
+        return std::optional<Facts>{std::move(facts).value()};
+    }
+
+    // Set-based: the event joins the rows written at the end of the batch (write_events) and its
+    // long texts the batch's one upsert; (session, seq) stored before or earlier in the batch is
+    // a duplicate (nullopt). Its texts are wanted either way, as insert_event upserts them.
+    Result<std::optional<Facts>> defer_event(std::int64_t session) {
+        Facts facts;
+        collect_texts(*m_, facts);
+        const std::pair key{session, static_cast<std::int64_t>(m_->seq)};
+        if (stored_seqs_.count(key) != 0 || !batch_seqs_.insert(key).second)
+            return std::optional<Facts>{};
+        pending_.push_back(Pending{current_, session});
+        return std::optional<Facts>{std::move(facts)};
     }
 
     // One INSERT per session new in the batch, one UPDATE per session stored before.
@@ -332,6 +420,106 @@ public:
         return {};
     }
 
+    // ---- set-based (PostgreSQL) -----------------------------------------------------------
+    // There a round trip per statement costs what a row costs on SQLite: the batch is read whole
+    // (each delivery scanned into its own slot), its stored sessions and their events read in a
+    // few statements, and its texts, events and session rows written in one statement per
+    // kRowsPerStatement rows. Decisions (duplicates, refusals, ownership) are the same, in the
+    // same order, as the row-at-a-time path makes them.
+
+    void hold(std::size_t deliveries) {
+        deferred_ = true;
+        scans_.resize(deliveries);
+        reencodes_.resize(deliveries);
+    }
+
+    // Makes delivery `index` of the held batch the one handled.
+    void select(std::size_t index) {
+        current_ = index;
+        m_ = &scans_[index];
+        reencoded_ = &reencodes_[index];
+    }
+
+    // Reads the stored rows of the sessions the `accepted` deliveries name, then the (session,
+    // seq, end) of their stored events.
+    Result<void> prefetch(const std::vector<char>& accepted) {
+        std::vector<std::string_view> uris;
+        std::set<std::string_view> seen;
+        for (std::size_t i = 0; i < accepted.size(); ++i) {
+            if (accepted[i] != 0 && seen.insert(scans_[i].session).second)
+                uris.push_back(scans_[i].session);
+        }
+        std::set<std::int64_t> parts;
+        for (std::size_t at = 0; at < uris.size(); at += kRowsPerStatement) {
+            const std::size_t n = std::min(kRowsPerStatement, uris.size() - at);
+            auto q = db_.prepare_once(
+                "SELECT id, uri, kind, worker, status, part, conversation IS NOT NULL FROM "
+                "sessions "
+                "WHERE uri IN (" +
+                placeholders(n, 1) + ")");
+            if (!q) return q.error();
+            for (std::size_t k = 0; k < n; ++k) q->bind(static_cast<int>(k + 1), uris[at + k]);
+            auto read = q->each([&](const storage::sql::Row& row) {
+                SessionRef ref;
+                ref.id = row.int64(0);
+                ref.kind = row.optional_text(2).value_or("");
+                ref.worker = row.optional_text(3).value_or("");
+                ref.ended = row.text(4) != "running";
+                stored_parts_[ref.id] = row.int64(5);
+                parts.insert(row.int64(5));
+                if (row.int64(6) != 0) stored_conversations_.insert(ref.id);
+                sessions_.emplace(std::string(row.text(1)), std::move(ref));
+            });
+            if (!read) return read.error();
+        }
+        return prefetch_events(parts);
+    }
+
+    // The batch's events, texts first (their ids go into the packed triples), in the day
+    // partitions of their sessions (created when missing).
+    Result<void> write_events(const std::vector<Delivery>& deliveries) {
+        if (auto r = write_texts(); !r) return r;
+        if (pending_.empty()) return {};
+        std::set<std::int64_t> parts;
+        for (const auto& p : pending_) parts.insert(part_of(p.session));
+        std::string days;
+        for (const auto day : parts) {
+            if (day < detail::kKeptPart) days += (days.empty() ? "" : ",") + std::to_string(day);
+        }
+        if (!days.empty()) {
+            auto ensure = db_.prepare("SELECT trace_event_partitions(CAST(?1 AS BIGINT[]))");
+            if (!ensure) return ensure.error();
+            ensure->bind(1, "{" + days + "}");
+            if (auto r = run_once(*ensure); !r) return r;
+        }
+        for (std::size_t at = 0; at < pending_.size(); at += kRowsPerStatement) {
+            const std::size_t n = std::min(kRowsPerStatement, pending_.size() - at);
+            if (auto r = insert_events(deliveries, at, n); !r) return r;
+        }
+        return {};
+    }
+
+    // Set-based: the batch's session rows, new ones in multi-row INSERTs, stored ones in
+    // multi-row UPDATEs; then the runs that may have become a turn, those with a conversation.
+    Result<void> write_sessions_set() {
+        std::vector<std::pair<std::int64_t, const SessionUpdate*>> fresh, stored;
+        for (const auto& [sid, u] : updates_) (u.uri ? fresh : stored).emplace_back(sid, &u);
+        for (std::size_t at = 0; at < fresh.size(); at += kRowsPerStatement) {
+            const std::size_t n = std::min(kRowsPerStatement, fresh.size() - at);
+            if (auto r = insert_sessions(fresh, at, n); !r) return r;
+        }
+        for (std::size_t at = 0; at < stored.size(); at += kRowsPerStatement) {
+            const std::size_t n = std::min(kRowsPerStatement, stored.size() - at);
+            if (auto r = update_sessions(stored, at, n); !r) return r;
+        }
+        for (const auto& [sid, u] : updates_) {
+            const bool conversation = u.conversation || stored_conversations_.count(sid) != 0;
+            if ((u.status || u.conversation) && conversation) ended_.push_back(sid);
+        }
+        updates_.clear();
+        return {};
+    }
+
     // The sessions whose terminal event this batch stored (after write_sessions).
     const std::vector<std::int64_t>& ended() const noexcept { return ended_; }
 
@@ -343,6 +531,8 @@ private:
         std::string kind;
         std::string worker;
         bool ended = false;
+        // Set-based: read with the row (prefetch), the seq of its last end when it has ended.
+        std::optional<std::uint64_t> end_seq;
     };
 
     // Who a session belongs to and where it ended, as stored and as this batch goes on.
@@ -360,7 +550,9 @@ private:
         if (!inserted) return &o;
         o.kind = session->kind;
         o.worker = session->worker;
-        if (session->ended) {
+        if (session->ended && deferred_) {
+            o.end_seq = session->end_seq;
+        } else if (session->ended) {
             end_seq_->bind(1, session->id);
             auto end = end_seq_->first([](const storage::sql::Row& row) {
                 return row.is_null(0) ? std::optional<std::uint64_t>{}
@@ -373,25 +565,257 @@ private:
         return &o;
     }
 
-    // What a session row learns from one event's triples about the run (its Question).
-    struct Facts {
-        std::optional<std::string> question;
-        std::optional<std::int64_t> started;
-        std::optional<std::int64_t> ended;
-        std::optional<std::string> parent;
-        std::optional<std::string> conversation;
-        std::optional<std::string> collection;
-        std::int64_t tokens_in = 0;   // gb:inputTokens of the event's steps
-        std::int64_t tokens_out = 0;  // gb:outputTokens
-    };
+    // ---- set-based helpers ----
+
+    // The (session, seq) of the stored sessions' events and, for ended ones, the seq of their
+    // last end; `parts` are the sessions' days (the partitions their events are in).
+    Result<void> prefetch_events(const std::set<std::int64_t>& parts) {
+        if (stored_parts_.empty()) return {};
+        std::string part_list;  // numbers read from the store: literal, so the planner prunes
+        for (const auto p : parts) part_list += (part_list.empty() ? "" : ", ") + std::to_string(p);
+        std::vector<std::int64_t> ids;
+        for (const auto& [id, part] : stored_parts_) ids.push_back(id);
+        std::unordered_map<std::int64_t, std::uint64_t> ends;
+        for (std::size_t at = 0; at < ids.size(); at += kRowsPerStatement) {
+            const std::size_t n = std::min(kRowsPerStatement, ids.size() - at);
+            auto q = db_.prepare_once(
+                "SELECT session, seq, state <> 'open' FROM events WHERE part IN (" + part_list +
+                ") AND session IN (" + placeholders(n, 1) + ")");
+            if (!q) return q.error();
+            for (std::size_t k = 0; k < n; ++k) q->bind(static_cast<int>(k + 1), ids[at + k]);
+            auto read = q->each([&](const storage::sql::Row& row) {
+                stored_seqs_.emplace(row.int64(0), row.int64(1));
+                if (row.int64(2) == 0) return;
+                auto& end = ends[row.int64(0)];
+                end = std::max(end, static_cast<std::uint64_t>(row.int64(1)));
+            });
+            if (!read) return read.error();
+        }
+        for (auto& [uri, ref] : sessions_) {
+            if (const auto end = ends.find(ref.id); ref.ended && end != ends.end())
+                ref.end_seq = end->second;
+        }
+        return {};
+    }
+
+    // The day partition of session `sid`'s events: its stored row's, or for a new session the
+    // day it started as the batch saw it.
+    std::int64_t part_of(std::int64_t sid) const {
+        if (const auto stored = stored_parts_.find(sid); stored != stored_parts_.end())
+            return stored->second;
+        const auto u = updates_.find(sid);
+        const std::int64_t started =
+            u == updates_.end() ? received_ : u->second.started.value_or(received_);
+        return detail::day_of(started);
+    }
+
+    // The scanned event's long literal values go into wanted_ (by digest); its facts are learnt.
+    void collect_texts(const ScannedExplain& m, Facts& facts) {
+        for (const auto& t : m.triples) {
+            if (t.o.kind == ScannedKind::kLiteral &&
+                t.o.value.raw.size() > config_.text_threshold) {
+                const std::string_view value = t.o.value.value(scratch_);
+                if (value.size() > config_.text_threshold)
+                    wanted_.try_emplace(fnv_digest(value), std::string(value));
+            }
+            learn(m, t, facts);
+        }
+    }
+
+    // The id of a long text the batch upserted; nullopt (kept inline) when its digest is another
+    // text's, in the store or earlier in the batch, as text_id answers.
+    Result<std::optional<std::int64_t>> held_text_id(std::string_view body) const {
+        const auto wanted = wanted_.find(fnv_digest(body));
+        if (wanted == wanted_.end() || wanted->second != body) return std::optional<std::int64_t>{};
+        const auto id = text_ids_.find(wanted->first);
+        return id == text_ids_.end() ? std::nullopt : id->second;
+    }
+
+    // The batch's long texts upserted (last_used moved forward, as text_id does), then their ids.
+    Result<void> write_texts() {
+        std::vector<const std::pair<const std::string, std::string>*> rows;
+        for (const auto& w : wanted_) rows.push_back(&w);
+        for (std::size_t at = 0; at < rows.size(); at += kRowsPerStatement) {
+            const std::size_t n = std::min(kRowsPerStatement, rows.size() - at);
+            auto upsert = db_.prepare_once(
+                "INSERT INTO texts(digest, body, last_used) VALUES " +
+                value_rows(n, {nullptr, nullptr, nullptr}, 1) +
+                " ON CONFLICT(digest) DO UPDATE SET last_used = excluded.last_used WHERE "
+                "texts.last_used < excluded.last_used");
+            if (!upsert) return upsert.error();
+            for (std::size_t k = 0; k < n; ++k) {
+                const int at_k = static_cast<int>(3 * k);
+                upsert->bind(at_k + 1, std::string_view{rows[at + k]->first})
+                    .bind(at_k + 2, std::string_view{rows[at + k]->second})
+                    .bind(at_k + 3, received_);
+            }
+            if (auto r = upsert->run(); !r) return r;
+            auto ids = db_.prepare_once("SELECT digest, id, body FROM texts WHERE digest IN (" +
+                                        placeholders(n, 1) + ")");
+            if (!ids) return ids.error();
+            for (std::size_t k = 0; k < n; ++k)
+                ids->bind(static_cast<int>(k + 1), std::string_view{rows[at + k]->first});
+            auto read = ids->each([&](const storage::sql::Row& row) {
+                const std::string digest(row.text(0));
+                const bool same = row.text(2) == wanted_.at(digest);
+                text_ids_[digest] = same ? std::optional<std::int64_t>{row.int64(1)} : std::nullopt;
+            });
+            if (!read) return read.error();
+        }
+        return {};
+    }
+
+    // Rows [at, at + n) of pending_, packed, in one INSERT; all must be new (the batch holds the
+    // writer lock and prefetch read what was stored).
+    Result<void> insert_events(const std::vector<Delivery>& deliveries, std::size_t at,
+                               std::size_t n) {
+        auto insert = db_.prepare_once(
+            "INSERT INTO events(session, seq, explain_id, state, received, delivery_id, "
+            "triple_count, triples, part) VALUES " +
+            value_rows(n, std::vector<const char*>(9, nullptr), 1) + " ON CONFLICT DO NOTHING");
+        if (!insert) return insert.error();
+        const auto resolve = [this](std::string_view body) { return held_text_id(body); };
+        for (std::size_t k = 0; k < n; ++k) {
+            const Pending& p = pending_[at + k];
+            const Delivery& d = deliveries[p.delivery];
+            const ScannedExplain& m = scans_[p.delivery];
+            if (auto packed = pack(m, resolve, nullptr); !packed) return packed;
+            auto blob = blob_.finish();
+            if (!blob) return blob.error();
+            const int c = static_cast<int>(9 * k);
+            insert->bind(c + 1, p.session)
+                .bind(c + 2, static_cast<std::int64_t>(m.seq))
+                .bind(c + 3, std::string_view{m.explain_id})
+                .bind(c + 4, std::string_view{d.state})
+                .bind(c + 5, received_)
+                .bind(c + 6, static_cast<std::int64_t>(d.delivery_id))
+                .bind(c + 7, static_cast<std::int64_t>(blob_.count()))
+                .bind(c + 9, part_of(p.session));
+            if (blob->empty()) {
+                insert->bind_null(c + 8);
+            } else {
+                insert->bind_blob(c + 8, *blob);
+            }
+        }
+        if (auto r = insert->run(); !r) return r;
+        if (db_.changes() != static_cast<std::int64_t>(n)) {
+            return make_error(
+                ErrorType::kInternal,
+                "trace store: " +
+                    std::to_string(
+                        n - static_cast<std::size_t>(std::max<std::int64_t>(db_.changes(), 0))) +
+                    " events of the batch were stored already though not read "
+                    "before (another writer without the writer lock?)");
+        }
+        return {};
+    }
+
+    // Rows [at, at + n) of the new sessions in one INSERT.
+    Result<void> insert_sessions(
+        const std::vector<std::pair<std::int64_t, const SessionUpdate*>>& rows, std::size_t at,
+        std::size_t n) {
+        constexpr std::size_t kWidth = 19;
+        auto insert = db_.prepare_once(
+            "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, "
+            "status, worker, error, last_event_at, events, conversation, collection, tokens_in, "
+            "tokens_out, part) VALUES " +
+            value_rows(n, std::vector<const char*>(kWidth, nullptr), 1));
+        if (!insert) return insert.error();
+        for (std::size_t k = 0; k < n; ++k) {
+            const auto& [sid, u] = rows[at + k];
+            const int c = static_cast<int>(kWidth * k);
+            std::optional<std::string> uuid;
+            if (const auto run = schema::explain::RunUris::from_uri(*u->uri)) uuid = run->uuid();
+            insert->bind(c + 1, sid)
+                .bind(c + 2, std::string_view{*u->uri})
+                .bind(c + 3, uuid)
+                .bind(c + 4, std::string_view{u->kind})
+                .bind(c + 5, std::string_view{u->kind})
+                .bind(c + 6, u->question)
+                .bind(c + 7, u->parent)
+                .bind(c + 8, u->started)
+                .bind(c + 9, u->ended)
+                .bind(c + 10,
+                      u->status ? std::string_view{*u->status} : std::string_view{"running"})
+                .bind(c + 11, u->worker)
+                .bind(c + 12, u->error)
+                .bind(c + 13, received_)
+                .bind(c + 14, u->events)
+                .bind(c + 15, u->conversation)
+                .bind(c + 16, u->collection)
+                .bind(c + 17, u->tokens_in)
+                .bind(c + 18, u->tokens_out)
+                .bind(c + 19, part_of(sid));
+        }
+        return insert->run();
+    }
+
+    // Rows [at, at + n) of the stored sessions in one UPDATE, each as the row-at-a-time UPDATE
+    // of write_sessions leaves it.
+    Result<void> update_sessions(
+        const std::vector<std::pair<std::int64_t, const SessionUpdate*>>& rows, std::size_t at,
+        std::size_t n) {
+        static const std::vector<const char*> kTypes = {
+            "BIGINT", "TEXT", "TEXT",   "TEXT", "BIGINT", "BIGINT", "TEXT",
+            "TEXT",   "TEXT", "BIGINT", "TEXT", "TEXT",   "BIGINT", "BIGINT"};
+        auto update = db_.prepare_once(
+            "UPDATE sessions AS s SET kind = COALESCE(s.kind, u.kind), "
+            "service = COALESCE(s.service, u.kind), question = COALESCE(s.question, u.question), "
+            "parent = COALESCE(s.parent, u.parent), "
+            "started = CASE WHEN u.started IS NULL THEN s.started "
+            "  WHEN s.started IS NULL OR u.started < s.started THEN u.started ELSE s.started END, "
+            "ended = COALESCE(u.ended, s.ended), "
+            "status = CASE WHEN u.status <> 'running' THEN u.status ELSE s.status END, "
+            "worker = COALESCE(s.worker, u.worker), error = COALESCE(u.error, s.error), "
+            "last_event_at = GREATEST(s.last_event_at, CAST(?1 AS BIGINT)), "
+            "events = s.events + u.events, conversation = COALESCE(s.conversation, "
+            "u.conversation), "
+            "collection = COALESCE(s.collection, u.collection), "
+            "tokens_in = s.tokens_in + u.tokens_in, tokens_out = s.tokens_out + u.tokens_out "
+            "FROM (VALUES " +
+            value_rows(n, kTypes, 2) +
+            ") AS u(id, kind, question, parent, started, ended, status, worker, error, events, "
+            "conversation, collection, tokens_in, tokens_out) WHERE s.id = u.id");
+        if (!update) return update.error();
+        update->bind(1, received_);
+        for (std::size_t k = 0; k < n; ++k) {
+            const auto& [sid, u] = rows[at + k];
+            const int c = static_cast<int>(kTypes.size() * k) + 1;
+            update->bind(c + 1, sid)
+                .bind(c + 2, std::string_view{u->kind})
+                .bind(c + 3, u->question)
+                .bind(c + 4, u->parent)
+                .bind(c + 5, u->started)
+                .bind(c + 6, u->ended)
+                .bind(c + 7, u->status ? std::string_view{*u->status} : std::string_view{"running"})
+                .bind(c + 8, u->worker)
+                .bind(c + 9, u->error)
+                .bind(c + 10, u->events)
+                .bind(c + 11, u->conversation)
+                .bind(c + 12, u->collection)
+                .bind(c + 13, u->tokens_in)
+                .bind(c + 14, u->tokens_out);
+        }
+        return update->run();
+    }
 
     // Packs the scanned event's triples into blob_ (long literal values into texts); what they
     // say about the run.
     Result<Facts> pack_triples() {
-        const ScannedExplain& m = scanned_;
+        Facts facts;
+        auto packed = pack(
+            *m_, [this](std::string_view body) { return text_id(body); }, &facts);
+        if (!packed) return packed.error();
+        return facts;
+    }
+
+    // Packs `m`'s triples into blob_, each long literal value cut out and referenced by the id
+    // resolve(value) gives (nullopt: kept inline); adds what they say about the run to *facts
+    // when given.
+    template <typename Resolve>
+    Result<void> pack(const ScannedExplain& m, Resolve&& resolve, Facts* facts) {
         // A triple without a graph belongs to the message's explain graph ("" : none).
         const bool graph_known = m.explain_graph_token.size() > 2;
-        Facts facts;
         blob_.clear();
         for (const auto& t : m.triples) {
             std::optional<std::int64_t> text;
@@ -399,7 +823,7 @@ private:
                 t.o.value.raw.size() > config_.text_threshold) {
                 const std::string_view value = t.o.value.value(scratch_);
                 if (value.size() > config_.text_threshold) {
-                    auto id = text_id(value);
+                    auto id = resolve(value);
                     if (!id) return id.error();
                     text = *id;
                 }
@@ -409,34 +833,14 @@ private:
             } else {
                 blob_.add(text, edited(t, graph_known && !t.has_graph, text.has_value(), m));
             }
-            learn(m, t, facts);
+            if (facts != nullptr) learn(m, t, *facts);
         }
-        return facts;
+        return {};
     }
-
-    // What a batch's stored events change in one session row, with the result of one UPDATE
-    // per event in batch order: kind, question, parent and worker keep the first value,
-    // started the earliest, ended, status (terminal) and error the last one.
-    struct SessionUpdate {
-        std::optional<std::string> uri;  // set for a session new in this batch
-        std::string kind;
-        std::optional<std::string> question;
-        std::optional<std::string> parent;
-        std::optional<std::string> worker;
-        std::optional<std::string> conversation;
-        std::optional<std::string> collection;
-        std::int64_t tokens_in = 0;
-        std::int64_t tokens_out = 0;
-        std::optional<std::string> error;
-        std::optional<std::int64_t> started;
-        std::optional<std::int64_t> ended;
-        std::optional<std::string> status;
-        std::int64_t events = 0;
-    };
 
     // What the batch's session row update learns from one stored event.
     void update_session(const Delivery& d, const SessionRef& session, Facts facts) {
-        const ScannedExplain& m = scanned_;
+        const ScannedExplain& m = *m_;
         // The calling step's run, when the Question does not say which run informed it.
         if (!facts.parent && m.parent_uri) {
             if (const auto run = schema::explain::RunUris::from_uri(*m.parent_uri))
@@ -498,17 +902,22 @@ private:
     Result<SessionRef> session_of(const std::string& uri) {
         if (const auto found = sessions_.find(uri); found != sessions_.end()) return found->second;
         SessionRef ref;
-        session_by_uri_->bind(1, std::string_view{uri});
-        auto stored = session_by_uri_->first([&](const storage::sql::Row& row) {
-            ref.id = row.int64(0);
-            ref.kind = row.optional_text(1).value_or("");
-            ref.worker = row.optional_text(2).value_or("");
-            ref.ended = row.text(3) != "running";
-            return true;
-        });
-        session_by_uri_->reset();
-        if (!stored) return stored.error();
-        if (!*stored) {
+        // Set-based, every stored session of the batch was read by prefetch: this one is new.
+        bool stored_row = false;
+        if (!deferred_) {
+            session_by_uri_->bind(1, std::string_view{uri});
+            auto stored = session_by_uri_->first([&](const storage::sql::Row& row) {
+                ref.id = row.int64(0);
+                ref.kind = row.optional_text(1).value_or("");
+                ref.worker = row.optional_text(2).value_or("");
+                ref.ended = row.text(3) != "running";
+                return true;
+            });
+            session_by_uri_->reset();
+            if (!stored) return stored.error();
+            stored_row = stored->has_value();
+        }
+        if (!stored_row) {
             if (!next_session_id_) {
                 auto max = db_.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM sessions");
                 if (!max) return max.error();
@@ -611,11 +1020,94 @@ private:
     std::map<std::int64_t, SessionUpdate> updates_;
     std::vector<std::int64_t> ended_;
     ScannedExplain scanned_;
-    std::string reencoded_;
+    std::string reencoded_own_;
+    // The delivery being handled: scanned_ and reencoded_own_, or (set-based) its own slot.
+    ScannedExplain* m_ = &scanned_;
+    std::string* reencoded_ = &reencoded_own_;
     std::string edited_;
     std::string scratch_;
     TripleBlobWriter blob_;  // the event's triples, its buffers reused across the batch
+
+    // Set-based (PostgreSQL): a delivery of the batch whose event is to be written.
+    struct Pending {
+        std::size_t delivery = 0;
+        std::int64_t session = 0;
+    };
+    bool deferred_ = false;
+    std::vector<ScannedExplain> scans_;  // one per delivery, never reallocated (views into them)
+    std::vector<std::string> reencodes_;
+    std::size_t current_ = 0;
+    std::set<std::pair<std::int64_t, std::int64_t>> stored_seqs_;  // (session, seq) stored
+    std::set<std::pair<std::int64_t, std::int64_t>> batch_seqs_;   // … and written by the batch
+    std::vector<Pending> pending_;
+    std::unordered_map<std::int64_t, std::int64_t> stored_parts_;  // stored session → its day
+    std::set<std::int64_t> stored_conversations_;          // stored sessions with a conversation
+    std::unordered_map<std::string, std::string> wanted_;  // digest → long text of the batch
+    std::unordered_map<std::string, std::optional<std::int64_t>> text_ids_;  // digest → id
 };
+
+}  // namespace
+
+namespace {
+
+// One accepted-or-not delivery of the batch (`reason`: why it is malformed), as the batch goes.
+Result<void> handle(Ingest& ingest, const Delivery& delivery,
+                    const std::optional<std::string>& reason, BatchOutcome& outcome) {
+    if (reason) {
+        if (auto r = ingest.quarantine(delivery, *reason); !r) return r.error();
+        ++outcome.quarantined;
+        return {};
+    }
+    auto refused = ingest.refusal(delivery);
+    if (!refused) return refused.error();
+    if (*refused) {
+        if (auto r = ingest.quarantine(delivery, **refused); !r) return r.error();
+        ++outcome.refused;
+        return {};
+    }
+    auto written = ingest.event(delivery, outcome);
+    if (!written) return written.error();
+    if (*written == Written::kTooLarge) {
+        const std::string why = "too large: its triples would take over " +
+                                std::to_string(kMaxTripleBlobBytes >> 20) +
+                                " MiB stored (one event's bound)";
+        if (auto r = ingest.quarantine(delivery, why); !r) return r.error();
+        ++outcome.quarantined;
+        return {};
+    }
+    ++(*written == Written::kStored ? outcome.stored : outcome.duplicates);
+    return {};
+}
+
+// SQLite: each delivery written as it comes (an in-process engine: a statement costs a row).
+Result<void> store_rows(Ingest& ingest, const std::vector<Delivery>& deliveries,
+                        BatchOutcome& outcome) {
+    for (const auto& delivery : deliveries) {
+        if (auto r = handle(ingest, delivery, ingest.accept(delivery, outcome), outcome); !r)
+            return r;
+    }
+    return ingest.write_sessions();
+}
+
+// PostgreSQL: the batch read whole, then written in a few set-based statements.
+Result<void> store_set_based(Ingest& ingest, const std::vector<Delivery>& deliveries,
+                             BatchOutcome& outcome) {
+    ingest.hold(deliveries.size());
+    std::vector<std::optional<std::string>> reasons(deliveries.size());
+    std::vector<char> accepted(deliveries.size());
+    for (std::size_t i = 0; i < deliveries.size(); ++i) {
+        ingest.select(i);
+        reasons[i] = ingest.accept(deliveries[i], outcome);
+        accepted[i] = reasons[i] ? 0 : 1;
+    }
+    if (auto r = ingest.prefetch(accepted); !r) return r;
+    for (std::size_t i = 0; i < deliveries.size(); ++i) {
+        ingest.select(i);
+        if (auto r = handle(ingest, deliveries[i], reasons[i], outcome); !r) return r;
+    }
+    if (auto r = ingest.write_events(deliveries); !r) return r;
+    return ingest.write_sessions_set();
+}
 
 }  // namespace
 
@@ -629,32 +1121,10 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
     if (!transaction) return transaction.error();
     Ingest ingest(*db_, config_, to_ms(received));
     if (auto r = ingest.prepare(); !r) return r.error();
-    for (const auto& delivery : deliveries) {
-        if (const auto reason = ingest.accept(delivery, outcome)) {
-            if (auto r = ingest.quarantine(delivery, *reason); !r) return r.error();
-            ++outcome.quarantined;
-            continue;
-        }
-        auto refused = ingest.refusal(delivery);
-        if (!refused) return refused.error();
-        if (*refused) {
-            if (auto r = ingest.quarantine(delivery, **refused); !r) return r.error();
-            ++outcome.refused;
-            continue;
-        }
-        auto written = ingest.event(delivery, outcome);
-        if (!written) return written.error();
-        if (*written == Written::kTooLarge) {
-            const std::string reason = "too large: its triples would take over " +
-                                       std::to_string(kMaxTripleBlobBytes >> 20) +
-                                       " MiB stored (one event's bound)";
-            if (auto r = ingest.quarantine(delivery, reason); !r) return r.error();
-            ++outcome.quarantined;
-            continue;
-        }
-        ++(*written == Written::kStored ? outcome.stored : outcome.duplicates);
-    }
-    if (auto r = ingest.write_sessions(); !r) return r.error();
+    auto stored = db_->dialect() == storage::sql::Dialect::kPostgres
+                      ? store_set_based(ingest, deliveries, outcome)
+                      : store_rows(ingest, deliveries, outcome);
+    if (!stored) return stored.error();
     // Ended runs of a conversation become its turns in the same commit as their end.
     for (const auto session : ingest.ended()) {
         if (auto r = detail::index_turn(*db_, config_, session); !r) return r.error();

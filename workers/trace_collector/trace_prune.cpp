@@ -1,6 +1,7 @@
 // The trace store's retention (docs/traces.md, "Retention"): pinning, the live size, and prune,
 // which deletes whole top-level traces oldest first in batches of their own write transactions.
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <limits>
 #include <set>
@@ -131,6 +132,26 @@ Result<void> run_bound(Connection& db, const char* sql, std::int64_t value) {
     return q->run();
 }
 
+// Deletes the texts no kept event uses; answers their bytes. In the caller's write transaction.
+Result<std::int64_t> delete_unused_texts(Connection& db, PruneCounts& counts) {
+    // A kept event's texts were last used at or after its `received` (ingest moves last_used
+    // forward): what was last used before the oldest kept event is used by none.
+    constexpr const char* kUnused =
+        " FROM texts WHERE last_used < COALESCE((SELECT MIN(received) FROM events), CAST(?1 AS "
+        "BIGINT))";
+    auto size = db.prepare(std::string("SELECT CAST(COALESCE(SUM(length(body)), 0) + COUNT(*) * ") +
+                           std::to_string(kEventOverhead) + " AS BIGINT)" + kUnused);
+    if (!size) return size.error();
+    size->bind(1, kMaxInt64);
+    auto bytes = size->first([](const Row& row) { return row.int64(0); });
+    size->reset();
+    if (!bytes) return bytes.error();
+    if (auto r = run_bound(db, (std::string("DELETE") + kUnused).c_str(), kMaxInt64); !r)
+        return r.error();
+    counts.texts += db.changes();
+    return bytes->value_or(0);
+}
+
 // Deletes the batch's runs with their events and turns (their conversations' summaries follow),
 // then the texts no kept event uses; answers the bytes of those texts. In the caller's write
 // transaction.
@@ -165,22 +186,7 @@ Result<std::int64_t> delete_batch(Connection& db, const StoreConfig& config,
     for (const auto& conversation : conversations) {
         if (auto r = detail::refresh_conversation(db, config, conversation); !r) return r.error();
     }
-    // A kept event's texts were last used at or after its `received` (ingest moves last_used
-    // forward): what was last used before the oldest kept event is used by none.
-    constexpr const char* kUnused =
-        " FROM texts WHERE last_used < COALESCE((SELECT MIN(received) FROM events), CAST(?1 AS "
-        "BIGINT))";
-    auto size = db.prepare(std::string("SELECT CAST(COALESCE(SUM(length(body)), 0) + COUNT(*) * ") +
-                           std::to_string(kEventOverhead) + " AS BIGINT)" + kUnused);
-    if (!size) return size.error();
-    size->bind(1, kMaxInt64);
-    auto bytes = size->first([](const Row& row) { return row.int64(0); });
-    size->reset();
-    if (!bytes) return bytes.error();
-    if (auto r = run_bound(db, (std::string("DELETE") + kUnused).c_str(), kMaxInt64); !r)
-        return r.error();
-    counts.texts += db.changes();
-    return bytes->value_or(0);
+    return delete_unused_texts(db, counts);
 }
 
 // The texts a dry run would see go: those last used before the oldest event of a trace it keeps.
@@ -290,6 +296,161 @@ Result<void> prune_quarantine(Connection& db, std::int64_t before, bool dry_run,
     }
 }
 
+// ---- PostgreSQL: whole day partitions ------------------------------------------------------
+
+// The runs of the top-level traces whose root has its events in day `day`'s partition, with
+// their root, unless a run of the trace is pinned or still running (read_tree's rule): what
+// dropping the partition deletes, recursively through sub-runs wherever their events are.
+constexpr const char* kDoomedSql =
+    "INSERT INTO prune_doomed(id, root) "
+    "WITH RECURSIVE tree(root, id, uri) AS ("
+    "SELECT id, id, uri FROM sessions s WHERE part = ?1 "
+    "AND (parent IS NULL OR NOT EXISTS(SELECT 1 FROM sessions p WHERE p.uri = s.parent)) "
+    "UNION SELECT tree.root, s.id, s.uri FROM sessions s JOIN tree ON s.parent = tree.uri), "
+    "kept AS (SELECT DISTINCT tree.root FROM tree JOIN sessions s ON s.id = tree.id "
+    "WHERE s.pinned <> 0 OR (s.status = 'running' AND s.last_event_at >= ?2)) "
+    "SELECT id, root FROM tree WHERE root NOT IN (SELECT root FROM kept) "
+    "ON CONFLICT(id) DO NOTHING";
+
+// The days of the events partitions there are, oldest first (events_kept is none).
+Result<std::vector<std::int64_t>> partition_days(Connection& db) {
+    auto q = db.prepare(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+        "WHERE i.inhparent = to_regclass('events')");
+    if (!q) return q.error();
+    std::vector<std::int64_t> days;
+    auto read = q->each([&](const Row& row) {
+        std::string_view name = row.text(0);
+        if (name.substr(0, 8) != "events_d") return;
+        name.remove_prefix(8);
+        const bool negative = !name.empty() && name.front() == 'm';
+        if (negative) name.remove_prefix(1);
+        std::int64_t day = 0;
+        const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), day);
+        if (ec == std::errc() && end == name.data() + name.size())
+            days.push_back(negative ? -day : day);
+    });
+    if (!read) return read.error();
+    std::sort(days.begin(), days.end());
+    return days;
+}
+
+// Deletes the events of doomed runs whose events are in another partition than `day`'s (a
+// sub-run started the next day): row deletes, counted.
+Result<void> delete_doomed_elsewhere(Connection& db, std::int64_t day, PruneCounts& counts) {
+    auto elsewhere = db.prepare(
+        "SELECT id, part FROM sessions WHERE id IN (SELECT id FROM prune_doomed) AND part <> ?1");
+    if (!elsewhere) return elsewhere.error();
+    elsewhere->bind(1, day);
+    auto runs = elsewhere->collect([](const Row& row) {
+        return std::pair{row.int64(0), row.int64(1)};
+    });
+    if (!runs) return runs.error();
+    auto remove = db.prepare(
+        "WITH d AS (DELETE FROM events WHERE session = ?1 AND part = ?2 RETURNING triple_count) "
+        "SELECT COUNT(*), CAST(COALESCE(SUM(triple_count), 0) AS BIGINT) FROM d");
+    if (!remove) return remove.error();
+    for (const auto& [id, part] : *runs) {
+        remove->bind(1, id).bind(2, part);
+        auto n = remove->first([&](const Row& row) {
+            counts.events += row.int64(0);
+            counts.triples += row.int64(1);
+            return true;
+        });
+        remove->reset();
+        if (!n) return n.error();
+    }
+    return {};
+}
+
+// The turns of the doomed runs deleted; their conversations, whose summaries must follow.
+Result<std::set<std::string>> delete_doomed_turns(Connection& db, PruneCounts& counts) {
+    auto q = db.prepare(
+        "SELECT DISTINCT conversation FROM turns WHERE session IN (SELECT id FROM prune_doomed)");
+    if (!q) return q.error();
+    std::set<std::string> conversations;
+    auto read = q->each([&](const Row& row) { conversations.emplace(row.text(0)); });
+    if (!read) return read.error();
+    if (auto r = db.exec("DELETE FROM turns WHERE session IN (SELECT id FROM prune_doomed)"); !r)
+        return r.error();
+    counts.turns += db.changes();
+    return conversations;
+}
+
+// Drops day `day`'s partition in one write transaction: the traces rooted in it go whole (their
+// sub-runs' events elsewhere by row), its rows of kept traces (pinned, running, or a run whose
+// trace is rooted in a later day) move to events_kept first.
+Result<void> drop_partition(Connection& db, const StoreConfig& config, std::int64_t day,
+                            std::int64_t running_since, PruneCounts& counts) {
+    auto transaction = storage::sql::Transaction::begin(db, TransactionKind::kWrite);
+    if (!transaction) return transaction.error();
+    if (auto r = db.exec(
+            "CREATE TEMP TABLE IF NOT EXISTS prune_doomed(id BIGINT PRIMARY KEY, root BIGINT NOT "
+            "NULL) ON COMMIT DELETE ROWS");
+        !r)
+        return r.error();
+    auto doomed = db.prepare(kDoomedSql);
+    if (!doomed) return doomed.error();
+    doomed->bind(1, day).bind(2, running_since);
+    if (auto r = doomed->run(); !r) return r.error();
+    const std::string kept = std::to_string(detail::kKeptPart);
+    for (const char* move :
+         {"UPDATE events SET part = ?2 WHERE part = ?1 AND session NOT IN (SELECT id FROM "
+          "prune_doomed)",
+          "UPDATE sessions SET part = ?2 WHERE part = ?1 AND id NOT IN (SELECT id FROM "
+          "prune_doomed)"}) {
+        auto q = db.prepare(move);
+        if (!q) return q.error();
+        q->bind(1, day).bind(2, detail::kKeptPart);
+        if (auto r = q->run(); !r) return r.error();
+    }
+    if (auto r = delete_doomed_elsewhere(db, day, counts); !r) return r.error();
+    auto in_day = db.prepare(
+        "SELECT COUNT(*), CAST(COALESCE(SUM(triple_count), 0) AS BIGINT) FROM events WHERE part "
+        "= ?1");
+    auto runs = db.prepare("SELECT COUNT(*), COUNT(DISTINCT root) FROM prune_doomed");
+    if (!in_day || !runs) return !in_day ? in_day.error() : runs.error();
+    in_day->bind(1, day);
+    auto e = in_day->first([&](const Row& row) {
+        counts.events += row.int64(0);
+        counts.triples += row.int64(1);
+        return true;
+    });
+    auto r = runs->first([&](const Row& row) {
+        counts.sessions += row.int64(0);
+        counts.traces += row.int64(1);
+        return true;
+    });
+    if (!e || !r) return !e ? e.error() : r.error();
+    auto conversations = delete_doomed_turns(db, counts);
+    if (!conversations) return conversations.error();
+    if (auto x = db.exec("DELETE FROM sessions WHERE id IN (SELECT id FROM prune_doomed); DROP "
+                         "TABLE " +
+                         detail::partition_name(day));
+        !x)
+        return x.error();
+    for (const auto& conversation : *conversations) {
+        if (auto x = detail::refresh_conversation(db, config, conversation); !x) return x.error();
+    }
+    if (auto x = delete_unused_texts(db, counts); !x) return x.error();
+    return transaction->commit();
+}
+
+// Every day partition wholly before `before` dropped, oldest first, each in its own transaction.
+// Answers whether any was.
+Result<bool> drop_partitions(Connection& db, const StoreConfig& config, std::int64_t before,
+                             std::int64_t running_since, PruneCounts& counts) {
+    auto days = partition_days(db);
+    if (!days) return days.error();
+    bool dropped = false;
+    for (const auto day : *days) {
+        if (day >= detail::kKeptPart - 1 || (day + 1) * detail::kDayMs > before) break;
+        if (auto r = drop_partition(db, config, day, running_since, counts); !r) return r.error();
+        dropped = true;
+    }
+    return dropped;
+}
+
 // One prune: its passes over the traces (by age, then by size) and its counts.
 class PruneRun {
 public:
@@ -310,6 +471,17 @@ public:
         if (request_.older_than) {
             PassCursor cursor;
             cursor.before = now_ - request_.older_than->count();
+            // PostgreSQL: the days wholly before the cut-off go by partition, the rest by row.
+            if (!request_.dry_run && db_.dialect() == storage::sql::Dialect::kPostgres) {
+                auto dropped =
+                    drop_partitions(db_, config_, cursor.before, running_since_, counts_);
+                if (!dropped) return dropped.error();
+                if (*dropped) {
+                    auto measured = measure_();
+                    if (!measured) return measured.error();
+                    live_ = *measured;
+                }
+            }
             if (auto r = pass(cursor, false); !r) return r.error();
             if (auto r = prune_quarantine(db_, cursor.before, request_.dry_run, counts_); !r)
                 return r.error();

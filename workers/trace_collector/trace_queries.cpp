@@ -358,6 +358,32 @@ Result<SessionPage> read_page(Connection& db, const std::string& sql,
     return page;
 }
 
+// SQLite: the MATCH phrase with which the trigram index (sessions_search) narrows a question
+// search to its candidates, or nullopt when the scan in page order is the better plan: a needle
+// under 3 characters has no trigram, and one that many questions hold is found in the first rows of
+// the page index, where the index would hand over (and the page sort) every match. The LIKE stays
+// beside it: the index finds a superset (it folds case beyond ASCII), the LIKE keeps the search
+// what it always was.
+constexpr std::int64_t kSearchIndexMax = 5000;
+
+Result<std::optional<std::string>> search_candidates(Connection& db, std::string_view needle) {
+    std::size_t characters = 0;
+    for (const char c : needle) characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    if (characters < 3) return std::optional<std::string>{};
+    std::string phrase = "\"";
+    for (const char c : needle) phrase += c == '"' ? std::string("\"\"") : std::string(1, c);
+    phrase += '"';
+    auto probe = db.prepare(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM sessions_search WHERE sessions_search MATCH ?1 "
+        "LIMIT ?2)");
+    if (!probe) return probe.error();
+    probe->bind(1, phrase).bind(2, kSearchIndexMax);
+    auto n = probe->first([](const Row& row) { return row.int64(0); });
+    if (!n) return n.error();
+    if (n->value_or(0) >= kSearchIndexMax) return std::optional<std::string>{};
+    return std::optional<std::string>{std::move(phrase)};
+}
+
 }  // namespace
 
 Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now) {
@@ -374,11 +400,20 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     if (query.since_ms) filter.where.push_back("started >= " + filter.param(*query.since_ms));
     if (query.until_ms) filter.where.push_back("started < " + filter.param(*query.until_ms));
     if (query.search) {
-        // Case-insensitive: SQLite's LIKE is (for ASCII), PostgreSQL's is not.
-        const char* like =
-            db_->dialect() == storage::sql::Dialect::kPostgres ? " ILIKE " : " LIKE ";
-        filter.where.push_back("question" + std::string(like) +
+        // Case-insensitive: SQLite's LIKE is (for ASCII), PostgreSQL's is not. PostgreSQL's
+        // planner takes the trigram index (sessions_question_trgm) when the search is selective.
+        const bool postgres = db_->dialect() == storage::sql::Dialect::kPostgres;
+        filter.where.push_back("question" + std::string(postgres ? " ILIKE " : " LIKE ") +
                                filter.param(like_pattern(*query.search)) + " ESCAPE '\\'");
+        if (!postgres) {
+            auto candidates = search_candidates(*db_, *query.search);
+            if (!candidates) return candidates.error();
+            if (*candidates) {
+                filter.where.push_back(
+                    "id IN (SELECT rowid FROM sessions_search WHERE sessions_search MATCH " +
+                    filter.param(**candidates) + ")");
+            }
+        }
     }
     if (query.parent) {
         auto parent = resolve_session(*query.parent);

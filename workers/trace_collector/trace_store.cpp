@@ -20,7 +20,7 @@ using storage::Database;
 
 namespace {
 
-constexpr std::string_view kSchemaVersion = "5";
+constexpr std::string_view kSchemaVersion = "6";
 
 constexpr const char* kEventsTable = R"sql(
 -- One row per stored event with its triples: `triples` is ONE zstd frame (content size in its
@@ -128,7 +128,29 @@ CREATE TABLE IF NOT EXISTS conversations(
   started INTEGER NOT NULL,
   last INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS conversations_last ON conversations(last, id);
-INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '5');
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '6');
+)sql";
+
+// The substring search of `list` (issue 34): a contentless FTS5 table of trigrams of each
+// session's question, row id = the session's, kept in step by triggers (ingest and prune change
+// no question without them). Contentless: the questions are not stored twice; a search takes
+// the candidates it finds and checks them with the LIKE it always ran (trace_queries.cpp).
+constexpr const char* kSearchTable = R"sql(
+CREATE VIRTUAL TABLE IF NOT EXISTS sessions_search USING fts5(q, content='', tokenize='trigram');
+CREATE TRIGGER IF NOT EXISTS sessions_search_insert AFTER INSERT ON sessions
+WHEN new.question IS NOT NULL BEGIN
+  INSERT INTO sessions_search(rowid, q) VALUES(new.id, new.question);
+END;
+CREATE TRIGGER IF NOT EXISTS sessions_search_delete AFTER DELETE ON sessions
+WHEN old.question IS NOT NULL BEGIN
+  INSERT INTO sessions_search(sessions_search, rowid, q) VALUES('delete', old.id, old.question);
+END;
+CREATE TRIGGER IF NOT EXISTS sessions_search_update AFTER UPDATE OF question ON sessions
+WHEN old.question IS NOT new.question BEGIN
+  INSERT INTO sessions_search(sessions_search, rowid, q)
+    SELECT 'delete', old.id, old.question WHERE old.question IS NOT NULL;
+  INSERT INTO sessions_search(rowid, q) SELECT new.id, new.question WHERE new.question IS NOT NULL;
+END;
 )sql";
 
 // Version 1 → 2: sessions gain `conversation` (the tables above are new). Runs stored before
@@ -210,6 +232,14 @@ UPDATE texts SET last_used = (SELECT COALESCE(MAX(received), 0) FROM events);
 UPDATE meta SET value = '5' WHERE key = 'schema';
 )sql";
 
+// Version 5 → 6 (issue 34): the question search index (kSearchTable), built from the sessions
+// stored before; the triggers keep it from then on.
+constexpr const char* kMigrateFrom5 = R"sql(
+INSERT INTO sessions_search(sessions_search) VALUES('delete-all');
+INSERT INTO sessions_search(rowid, q) SELECT id, question FROM sessions WHERE question IS NOT NULL;
+UPDATE meta SET value = '6' WHERE key = 'schema';
+)sql";
+
 Result<void> migrate_from_3(Database& db) {
     if (auto r = db.exec("ALTER TABLE events RENAME TO events_v3;"); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
@@ -249,17 +279,33 @@ Result<void> migrate(Database& db) {
     }
     if (version == "4") {
         if (auto r = db.exec(kMigrateFrom4); !r) return r.error();
+        version = "5";
+    }
+    if (version == "5") {
+        // The table before the rows of the sessions stored so far.
+        if (auto r = db.exec(kSearchTable); !r) return r.error();
+        if (auto r = db.exec(kMigrateFrom5); !r) return r.error();
     }
     if (auto r = db.exec(kSchema); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
+    if (auto r = db.exec(kSearchTable); !r) return r.error();
     return transaction->commit();
 }
 
-// The same tables on PostgreSQL (schema 5 from the start: no migrations; no PostgreSQL store of
-// an older version was ever released). Text keys compare
-// bytewise (COLLATE "C"), as SQLite's do: a UUID prefix is a range of them. Session ids are
-// given by the writer (the batch holds the store's writer lock); texts and quarantine rows take
-// the next identity.
+// The same tables on PostgreSQL (schema 6 from the start: no migrations; no PostgreSQL store of
+// an older version was ever released). Text keys compare bytewise (COLLATE "C"), as SQLite's
+// do: a UUID prefix is a range of them. Session ids are given by the writer (the batch holds the
+// store's writer lock); texts and quarantine rows take the next identity.
+//
+// Events are partitioned by day (issue 34, retention): `part` is the day (UTC, days since the
+// epoch) a session started as its first batch saw it, the same for all of a session's events and
+// in its sessions row, so prune drops the partition of a day wholly older than its cut-off
+// instead of deleting its rows (trace_prune.cpp). Rows prune must keep (pinned traces, running
+// ones) move to events_kept first. The writer creates each day's partition when it first needs
+// it (trace_event_partitions, under the writer lock). Sessions stay one table: the
+// URI's uniqueness, which ingest relies on, cannot span partitions unless the day were part of
+// it; turns stay one table too (bounded per conversation, and each deletion rewrites its
+// conversation's summary row anyway).
 constexpr const char* kPostgresSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(
@@ -281,7 +327,8 @@ CREATE TABLE IF NOT EXISTS sessions(
   collection TEXT COLLATE "C",
   tokens_in BIGINT NOT NULL DEFAULT 0,
   tokens_out BIGINT NOT NULL DEFAULT 0,
-  pinned BIGINT NOT NULL DEFAULT 0);
+  pinned BIGINT NOT NULL DEFAULT 0,
+  part BIGINT NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started);
 CREATE INDEX IF NOT EXISTS sessions_sub_parent ON sessions(parent, started) WHERE parent IS NOT NULL;
 CREATE INDEX IF NOT EXISTS sessions_uuid ON sessions(uuid);
@@ -289,6 +336,7 @@ CREATE INDEX IF NOT EXISTS sessions_top_kind ON sessions(kind, started) WHERE pa
 CREATE INDEX IF NOT EXISTS sessions_top_status ON sessions(status, started) WHERE parent IS NULL;
 CREATE INDEX IF NOT EXISTS sessions_top_page ON sessions(started, id) WHERE parent IS NULL;
 CREATE INDEX IF NOT EXISTS sessions_top_collection ON sessions(collection, started) WHERE parent IS NULL;
+CREATE INDEX IF NOT EXISTS sessions_part ON sessions(part);
 CREATE TABLE IF NOT EXISTS events(
   session BIGINT NOT NULL,
   seq BIGINT NOT NULL,
@@ -298,8 +346,26 @@ CREATE TABLE IF NOT EXISTS events(
   delivery_id BIGINT,
   triple_count BIGINT NOT NULL DEFAULT 0,
   triples BYTEA,
-  PRIMARY KEY(session, seq));
+  part BIGINT NOT NULL,
+  PRIMARY KEY(session, seq, part)) PARTITION BY RANGE (part);
 CREATE INDEX IF NOT EXISTS events_received ON events(received);
+CREATE TABLE IF NOT EXISTS events_kept PARTITION OF events
+  FOR VALUES FROM (1099511627776) TO (MAXVALUE);
+-- The partitions of `days` that do not exist yet (events_d<day>, events_dm<-day> before 1970).
+CREATE OR REPLACE FUNCTION trace_event_partitions(days BIGINT[]) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  d BIGINT;
+  name TEXT;
+BEGIN
+  FOREACH d IN ARRAY days LOOP
+    name := 'events_d' || CASE WHEN d < 0 THEN 'm' || (-d)::text ELSE d::text END;
+    IF to_regclass(name) IS NULL THEN
+      EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%s) TO (%s)',
+                     name, d, d + 1);
+    END IF;
+  END LOOP;
+END $fn$;
 CREATE TABLE IF NOT EXISTS texts(
   id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
   digest TEXT COLLATE "C" NOT NULL UNIQUE,
@@ -334,15 +400,63 @@ CREATE TABLE IF NOT EXISTS conversations(
   started BIGINT NOT NULL,
   last BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS conversations_last ON conversations(last, id);
-INSERT INTO meta(key, value) VALUES('schema', '5') ON CONFLICT(key) DO NOTHING;
+INSERT INTO meta(key, value) VALUES('schema', '6') ON CONFLICT(key) DO NOTHING;
 )sql";
 
+// The question search index on PostgreSQL: a trigram GIN index (pg_trgm, in PostgreSQL's
+// contrib) serves ILIKE '%…%' without reading every question. Optional: a server without the
+// extension, or a role that may not create it, keeps the store working with searches that scan.
+// The operator class is named with the schema the extension lives in (it may be another one
+// than the store's when several stores share the database).
+Result<void> create_search_index(storage::sql::Connection& db) {
+    if (auto r = db.exec("SAVEPOINT search_index; CREATE EXTENSION IF NOT EXISTS pg_trgm"); !r) {
+        return db.exec("ROLLBACK TO SAVEPOINT search_index");
+    }
+    auto q = db.prepare(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+        "WHERE e.extname = 'pg_trgm'");
+    if (!q) return q.error();
+    auto schema = q->first([](const storage::sql::Row& row) { return std::string(row.text(0)); });
+    q->reset();
+    if (!schema) return schema.error();
+    if (!*schema) return db.exec("RELEASE SAVEPOINT search_index");
+    std::string quoted = "\"";
+    for (const char c : **schema) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    quoted += '"';
+    if (auto r = db.exec("CREATE INDEX IF NOT EXISTS sessions_question_trgm ON sessions USING gin "
+                         "(question " +
+                         quoted + ".gin_trgm_ops)");
+        !r) {
+        return db.exec("ROLLBACK TO SAVEPOINT search_index");
+    }
+    return db.exec("RELEASE SAVEPOINT search_index");
+}
+
 // Creates the schema under the store's writer lock: collectors starting together on several
-// hosts create it once.
+// hosts create it once. A database holding a trace store of another version is left as it is
+// (the version check refuses it).
 Result<void> create_postgres_schema(storage::sql::Connection& db) {
     auto transaction = storage::sql::Transaction::begin(db, storage::sql::TransactionKind::kWrite);
     if (!transaction) return transaction.error();
+    // A failed statement would end the transaction: the table is looked for before it is read.
+    auto has_meta = db.prepare("SELECT to_regclass('meta') IS NOT NULL");
+    if (!has_meta) return has_meta.error();
+    auto exists = has_meta->first([](const storage::sql::Row& row) { return row.int64(0) != 0; });
+    has_meta->reset();
+    if (!exists) return exists.error();
+    std::optional<std::string> version;
+    if (exists->value_or(false)) {
+        auto known = db.prepare("SELECT value FROM meta WHERE key = 'schema'");
+        if (!known) return known.error();
+        auto stored =
+            known->first([](const storage::sql::Row& row) { return std::string(row.text(0)); });
+        known->reset();
+        if (!stored) return stored.error();
+        version = std::move(*stored);
+    }
+    if (version && *version != kSchemaVersion) return {};
     if (auto r = db.exec(kPostgresSchema); !r) return r.error();
+    if (auto r = create_search_index(db); !r) return r.error();
     return transaction->commit();
 }
 

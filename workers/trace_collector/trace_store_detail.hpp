@@ -1,6 +1,7 @@
 // Internals the trace store's files share (schema and open, ingest, reads).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -24,6 +25,22 @@ base::Result<void> index_turn(storage::sql::Connection& db, const StoreConfig& c
 // is), dropping turns beyond the bounds (conversation_index.cpp). In a write transaction.
 base::Result<void> refresh_conversation(storage::sql::Connection& db, const StoreConfig& config,
                                         const std::string& conversation);
+
+// PostgreSQL's events partitions (trace_store.cpp): one per day (UTC) a session started on, as
+// days since the epoch; events_kept holds the rows prune had to keep from a partition it dropped,
+// from kKeptPart up (no day reaches it: day_of clamps below it).
+constexpr std::int64_t kDayMs = 86'400'000;
+constexpr std::int64_t kKeptPart = std::int64_t{1} << 40;
+
+inline std::int64_t day_of(std::int64_t ms) {
+    const std::int64_t day = ms / kDayMs - (ms % kDayMs < 0 ? 1 : 0);
+    return std::clamp(day, -kKeptPart, kKeptPart - 1);
+}
+
+// The name of day `day`'s events partition (as trace_event_partitions in the schema makes it).
+inline std::string partition_name(std::int64_t day) {
+    return "events_d" + (day < 0 ? "m" + std::to_string(-day) : std::to_string(day));
+}
 
 inline std::int64_t to_ms(WallClock::time_point time) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "schema/messages_trace.hpp"
+#include "storage/pg_connection.hpp"
 #include "storage/sqlite_database.hpp"
 #include "tests/support/trace_store_suite.hpp"
 #include "workers/trace_collector/retention.hpp"
@@ -293,8 +294,10 @@ GLASSBOX_TRACE_SQLITE_ONLY(SqlitePruneTest);
 
 TEST_P(SqlitePruneTest, TheFileShrinksAfterAPrune) {
     EXPECT_EQ(auto_vacuum(), 2) << "a new store is created with auto_vacuum=INCREMENTAL";
+    // Texts large enough that the pages of an empty store (the question index's tables among
+    // them) are a small part of it.
     for (int i = 0; i < 30; ++i)
-        complete("run " + std::to_string(i), kT0 + i, long_text(std::to_string(i), 40'000));
+        complete("run " + std::to_string(i), kT0 + i, long_text(std::to_string(i), 100'000));
     complete("new", kNow - kHour);
     const auto before = checkpointed_size();
     EXPECT_EQ(prune(24 * kHour).traces, 30);
@@ -332,7 +335,8 @@ TEST_P(SqlitePruneTest, AVersion4StoreIsMigratedAndItsTextsKeptForItsEvents) {
         ASSERT_TRUE((*db)
                         ->exec("DROP INDEX texts_last_used; ALTER TABLE texts DROP COLUMN "
                                "last_used; ALTER TABLE sessions DROP COLUMN pinned; DROP INDEX "
-                               "events_received; UPDATE meta SET value = '4' WHERE key = 'schema'")
+                               "events_received; DROP TABLE sessions_search; UPDATE meta SET "
+                               "value = '4' WHERE key = 'schema'")
                         .ok());
     }
     ASSERT_FALSE(TraceStore::open(dir_ / "traces.db", OpenMode::kReadOnly, config_).ok())
@@ -344,7 +348,7 @@ TEST_P(SqlitePruneTest, AVersion4StoreIsMigratedAndItsTextsKeptForItsEvents) {
     EXPECT_EQ(version->first([](const storage::Row& r) { return std::string(r.text(0)); })
                   .value()
                   .value(),
-              "5");
+              "6");
     EXPECT_EQ(prune(24 * kHour).traces, 1);
     EXPECT_EQ(stats()["texts"], 1);
     EXPECT_EQ(exported(new_twin), expected);
@@ -411,6 +415,106 @@ TEST_P(PruneTest, TheRetentionWorkerPrunesAndCounts) {
     worker.start();
     worker.stop();
     EXPECT_EQ(counters->snapshot().failures, 0u);
+}
+
+// ---- PostgreSQL: day partitions --------------------------------------------------------------
+
+constexpr std::int64_t kDay = 86'400'000;
+
+// The events partitions of the store's schema (PostgreSQL), by name.
+std::set<std::string> partitions(const StoreSite& site) {
+    storage::PgOptions options;
+    options.dsn = site.dsn();
+    auto db = storage::PgConnection::open(options);
+    EXPECT_TRUE(db.ok()) << db.error().describe();
+    std::set<std::string> out;
+    if (!db) return out;
+    auto q = (*db)->prepare(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+        "WHERE i.inhparent = to_regclass('events')");
+    EXPECT_TRUE(q.ok());
+    if (!q) return out;
+    EXPECT_TRUE(q->each([&](const storage::sql::Row& row) { out.emplace(row.text(0)); }).ok());
+    return out;
+}
+
+std::string day_partition(std::int64_t ms) { return "events_d" + std::to_string(ms / kDay); }
+
+TEST_P(PruneTest, OnPostgresADayWhollyBeforeTheCutOffIsDroppedWithoutItsKeptTraces) {
+    if (!on_postgres()) GTEST_SKIP() << "PostgreSQL's partitions";
+    complete("day one a", kT0);
+    complete("day one b", kT0 + kHour);
+    const auto pinned = complete("day one pinned", kT0 + 2 * kHour);
+    const auto running = FakeRun::make("echo", "day one running", kT0 + 3 * kHour);
+    store({running.open()}, kNow - 60'000);
+    complete("new", kNow - kHour);
+    ASSERT_TRUE(store_->pin(pinned.session(), true).ok());
+    const std::string old_day = day_partition(kT0);
+    const std::string new_day = day_partition(kNow - kHour);
+    ASSERT_NE(old_day, new_day);
+    EXPECT_EQ(partitions(*site_), (std::set<std::string>{"events_kept", old_day, new_day}));
+
+    const auto counts = prune(24 * kHour);
+    EXPECT_EQ(counts.traces, 2);
+    EXPECT_EQ(counts.sessions, 2);
+    EXPECT_EQ(counts.events, 4);
+    EXPECT_EQ(partitions(*site_), (std::set<std::string>{"events_kept", new_day}))
+        << "the old day's partition is dropped";
+    EXPECT_EQ(questions(), (std::vector<std::string>{"day one pinned", "day one running", "new"}));
+    // The kept traces are whole, and the running one goes on.
+    EXPECT_EQ(store_->show(pinned.session(), at(kNow)).value()["session"]["events"], 2);
+    EXPECT_NE(exported(pinned).find("day one pinned"), std::string::npos);
+    EXPECT_EQ(store({running.end(TraceStatus::kComplete, "done")}, kNow).stored, 1u);
+    EXPECT_EQ(store({running.open()}, kNow).duplicates, 1u) << "its stored events still count";
+    auto shown = store_->show(running.session(), at(kNow));
+    ASSERT_TRUE(shown.ok()) << shown.error().describe();
+    EXPECT_EQ((*shown)["session"]["events"], 2);
+    EXPECT_EQ((*shown)["session"]["status"], "complete");
+    EXPECT_EQ(stats()["events"], 2 + 2 + 2);
+
+    // Unpinned and ended, they go by row from events_kept with the next prune.
+    ASSERT_TRUE(store_->pin(pinned.session(), false).ok());
+    const auto later = prune(24 * kHour);
+    EXPECT_EQ(later.traces, 2);
+    EXPECT_EQ(later.events, 4);
+    EXPECT_EQ(questions(), std::vector<std::string>{"new"});
+}
+
+TEST_P(PruneTest, OnPostgresASubRunOfADroppedDayGoesWithItsTraceFromTheNextDay) {
+    if (!on_postgres()) GTEST_SKIP() << "PostgreSQL's partitions";
+    // A trace started in the last second of a day, its sub-run in the next day.
+    const std::int64_t day_end = (kT0 / kDay + 1) * kDay;
+    const auto parent = complete("late parent", day_end - 1000);
+    complete("its sub-run", day_end + 1000, "the answer", parent.session());
+    const auto next_day = complete("next day", day_end + 2 * kHour);
+    EXPECT_EQ(partitions(*site_),
+              (std::set<std::string>{"events_kept", day_partition(kT0), day_partition(day_end)}));
+    // The cut-off in the next day: the first day is wholly before it, the next one is not.
+    const auto counts = prune(kNow - (day_end + kHour));
+    EXPECT_EQ(counts.traces, 1);
+    EXPECT_EQ(counts.sessions, 2);
+    EXPECT_EQ(counts.events, 4);
+    EXPECT_EQ(questions(true), std::vector<std::string>{"next day"});
+    EXPECT_EQ(partitions(*site_), (std::set<std::string>{"events_kept", day_partition(day_end)}));
+    EXPECT_NE(exported(next_day).find("next day"), std::string::npos);
+}
+
+TEST_P(PruneTest, OnPostgresTheRetentionWorkerCutsAtTheStartOfADay) {
+    if (!on_postgres()) GTEST_SKIP() << "PostgreSQL's partitions";
+    // Two hours after the start of a day, with a retention of a day: the cut-off goes back to the
+    // start of yesterday, so yesterday's traces stay until its day is wholly past.
+    const std::int64_t now = (kT0 / kDay + 2) * kDay + 2 * kHour;
+    complete("the day before yesterday", now - 2 * kDay);
+    complete("yesterday, first hour", now - kDay - kHour);
+    RetentionConfig config;
+    config.retention = milliseconds{kDay};
+    auto counters = std::make_shared<RetentionCounters>(config);
+    RetentionWorker worker(reopen(OpenMode::kReadWrite), config, counters);
+    auto counts = worker.prune_once(at(now));
+    ASSERT_TRUE(counts.ok()) << counts.error().describe();
+    EXPECT_EQ(counts->traces, 1);
+    EXPECT_EQ(questions(), std::vector<std::string>{"yesterday, first hour"});
+    EXPECT_EQ(partitions(*site_).count(day_partition(now - 2 * kDay)), 0u);
 }
 
 class PruneServiceTest : public PruneTest {

@@ -10,6 +10,7 @@
 #include "schema/messages_trace.hpp"
 #include "schema/nquads.hpp"
 #include "schema/term_json.hpp"
+#include "storage/pg_connection.hpp"
 #include "tests/support/trace_store_suite.hpp"
 
 namespace glassbox::trace::testing {
@@ -798,6 +799,60 @@ TEST(OpenStore, ReaderSeesWriterCommitsBesideIt) {
     ASSERT_TRUE(listed.ok());
     EXPECT_EQ((*listed)["total"], 1);
     std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace glassbox::trace::testing
+
+namespace glassbox::trace::testing {
+namespace {
+
+// Issue 34: `search` finds the runs whose question holds the text (ASCII case folded, LIKE's
+// wildcards literal) whether an index finds the candidates (3 characters or more: SQLite's
+// trigram table, PostgreSQL's trigram index) or the questions are read, and a question stored
+// after its run's row (a late first event) is found too.
+TEST_P(StoreTest, SearchFindsSubstringsWhetherAnIndexServesItOrNot) {
+    constexpr std::int64_t kT = 1'790'000'000'000;
+    const auto turbine = FakeRun::make("echo", "Which Turbine failed first?", kT);
+    const auto quoted = FakeRun::make("echo", "a \"quoted\" word, 100% sure_thing", kT + 1);
+    const auto accents = FakeRun::make("echo", "Ünïcode ÉTÉ question", kT + 2);
+    const auto late = FakeRun::make("echo", "the question came late", kT + 3);
+    store({turbine.open(), turbine.end(), quoted.open(), quoted.end(), accents.open()}, kT + 10);
+    // Its end first: the row has no question until the Question event arrives.
+    store({late.end()}, kT + 20);
+    store({late.open()}, kT + 30);
+    const auto found = [&](const std::string& text) {
+        ListQuery q;
+        q.search = text;
+        auto listed = store_->list(q, at(kT + 40));
+        EXPECT_TRUE(listed.ok()) << listed.error().describe();
+        std::vector<std::string> out;
+        if (listed) {
+            for (const auto& s : (*listed)["sessions"]) out.push_back(s["session"]);
+        }
+        return out;
+    };
+    const std::vector<std::string> none;
+    EXPECT_EQ(found("turbine"), std::vector<std::string>{turbine.session()});
+    EXPECT_EQ(found("TURBINE FAIL"), std::vector<std::string>{turbine.session()});
+    EXPECT_EQ(found("\"quoted\""), std::vector<std::string>{quoted.session()});
+    EXPECT_EQ(found("100%"), std::vector<std::string>{quoted.session()});
+    EXPECT_EQ(found("e_th"), std::vector<std::string>{quoted.session()});
+    EXPECT_EQ(found("e%th"), none) << "a wildcard is a character";
+    EXPECT_EQ(found("ÉTÉ q"), std::vector<std::string>{accents.session()});
+    EXPECT_EQ(found("came late"), std::vector<std::string>{late.session()});
+    EXPECT_EQ(found("Wh"), std::vector<std::string>{turbine.session()}) << "2 characters: a scan";
+    EXPECT_EQ(found("question").size(), 2u);
+    EXPECT_EQ(found("turbines"), none);
+    if (!on_postgres()) return;
+    // The test server has pg_trgm (PostgreSQL's contrib): the store made its index.
+    storage::PgOptions options;
+    options.dsn = site_->dsn();
+    auto db = storage::PgConnection::open(options);
+    ASSERT_TRUE(db.ok()) << db.error().describe();
+    auto q = (*db)->prepare("SELECT to_regclass('sessions_question_trgm') IS NOT NULL");
+    ASSERT_TRUE(q.ok());
+    EXPECT_EQ(q->first([](const storage::sql::Row& row) { return row.int64(0); }).value(), 1);
 }
 
 }  // namespace
