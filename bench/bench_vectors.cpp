@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "bench/bench_util.hpp"
+#include "storage/sqlite_connection.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/vector_index.hpp"
 
@@ -197,13 +199,14 @@ int main(int argc, char** argv) {
     std::vector<std::int64_t> keys(config.count);
     std::iota(keys.begin(), keys.end(), 0);
 
-    auto db = glassbox::storage::Database::open(dir / "bench.db", {.label = "bench"});
-    if (!db) die(db.error().message);
+    auto opened = glassbox::storage::Database::open(dir / "bench.db", {.label = "bench"});
+    if (!opened) die(opened.error().message);
+    auto db = std::make_unique<glassbox::storage::SqliteConnection>(std::move(opened).value());
 
     // ---- build: add() in batches (SQLite rows + graph inserts) ----
     double build_seconds = 0.0;
     {
-        auto index = VectorIndex::open(**db, IndexKind::kChunk, index_file, config.options);
+        auto index = VectorIndex::open(*db, IndexKind::kChunk, index_file, config.options);
         if (!index) die(index.error().message);
         const auto start = Clock::now();
         for (std::size_t first = 0; first < config.count; first += config.batch) {
@@ -260,7 +263,7 @@ int main(int argc, char** argv) {
         auto options = config.options;
         options.ef_search = ef;
         const auto start = Clock::now();
-        auto index = VectorIndex::open(**db, IndexKind::kChunk, index_file, options);
+        auto index = VectorIndex::open(*db, IndexKind::kChunk, index_file, options);
         if (!index) die(index.error().message);
         load_seconds.push_back(seconds(Clock::now() - start));
         if ((*index)->open_report().source != glassbox::store::IndexSource::kFile) {
@@ -290,7 +293,7 @@ int main(int argc, char** argv) {
     // ---- rebuild from SQLite (no index file) ----
     std::filesystem::remove(index_file);
     const auto rebuild_start = Clock::now();
-    auto rebuilt = VectorIndex::open(**db, IndexKind::kChunk, index_file, config.options);
+    auto rebuilt = VectorIndex::open(*db, IndexKind::kChunk, index_file, config.options);
     if (!rebuilt) die(rebuilt.error().message);
     const double rebuild_seconds = seconds(Clock::now() - rebuild_start);
     if ((*rebuilt)->open_report().source != glassbox::store::IndexSource::kRebuilt)
@@ -300,7 +303,7 @@ int main(int argc, char** argv) {
         "%.1f s; rebuild/load %.0fx\n",
         load_median, load_seconds.size(), rebuild_seconds, rebuild_seconds / load_median);
     rebuilt->reset();
-    db->reset();
+    db.reset();
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
     return 0;

@@ -9,12 +9,15 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 #include <unordered_set>
 
 #include "base/ascii.hpp"
+#include "base/log.hpp"
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
+#include "storage/feed_rows.hpp"
 #include "text/stopwords.hpp"
 
 namespace glassbox::store {
@@ -150,7 +153,7 @@ std::size_t separator_length_at(std::string_view text, std::size_t p) noexcept {
 
 }  // namespace detail
 
-std::string fts_match_query(std::string_view text) {
+std::vector<std::string> keyword_words(std::string_view text) {
     std::string cleaned;
     if (base::invalid_utf8_at(text) != std::string_view::npos) {
         cleaned = std::string(text);
@@ -185,13 +188,45 @@ std::string fts_match_query(std::string_view text) {
     // IDF for them, add nothing to the ranking. A query of stopwords only keeps them all.
     const bool all_stop_words = std::all_of(
         words.begin(), words.end(), [](const std::string& w) { return text::is_stopword(w); });
+    if (!all_stop_words) {
+        std::erase_if(words, [](const std::string& w) { return text::is_stopword(w); });
+    }
+    return words;
+}
+
+std::string fts_match_query(std::string_view user_text) {
     std::string query;
-    for (const std::string& word : words) {
-        if (!all_stop_words && text::is_stopword(word)) continue;
+    for (const std::string& word : keyword_words(user_text)) {
         if (!query.empty()) query += " OR ";
         query += '"';
         for (const char ch : word) query += ch == '"' ? std::string("\"\"") : std::string(1, ch);
         query += '"';
+    }
+    return query;
+}
+
+namespace {
+
+// keyword_words without those longer than a tsvector lexeme can be (2,047 bytes): no chunk can
+// hold one, and to_tsquery would refuse it.
+std::vector<std::string> lexeme_words(std::string_view user_text) {
+    auto words = keyword_words(user_text);
+    std::erase_if(words, [](const std::string& w) { return w.size() > kMaxLexemeBytes; });
+    return words;
+}
+
+}  // namespace
+
+std::string tsquery_text(std::string_view user_text) {
+    std::string query;
+    for (const std::string& word : lexeme_words(user_text)) {
+        if (!query.empty()) query += " | ";
+        query += '\'';
+        for (const char ch : word) {
+            if (ch == '\'' || ch == '\\') query += ch;  // doubled inside the quotes
+            query += ch;
+        }
+        query += '\'';
     }
     return query;
 }
@@ -214,7 +249,10 @@ std::string_view to_string(PutOutcome outcome) noexcept {
 
 namespace {
 
-constexpr std::string_view kSchema = R"sql(
+// The tables, in SQLite's words (storage::sql::ddl_for gives PostgreSQL's). Chunk ids are never
+// reused (AUTOINCREMENT; an identity column on PostgreSQL), so a stale vector never names a new
+// chunk.
+constexpr std::string_view kTables = R"sql(
 CREATE TABLE IF NOT EXISTS documents(
   id INTEGER PRIMARY KEY,
   uri TEXT NOT NULL UNIQUE,
@@ -238,6 +276,10 @@ CREATE TABLE IF NOT EXISTS chunks(
   text TEXT NOT NULL,
   UNIQUE (document_id, ordinal)
 );
+)sql";
+
+// SQLite's keyword index: FTS5 over the chunks' text (external content), kept in step by triggers.
+constexpr std::string_view kSqliteFts = R"sql(
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER IF NOT EXISTS chunks_fts_insert AFTER INSERT ON chunks BEGIN
@@ -251,6 +293,188 @@ CREATE TRIGGER IF NOT EXISTS chunks_fts_update AFTER UPDATE OF text ON chunks BE
   INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
 END;
 )sql";
+
+// PostgreSQL's keyword index: a generated tsvector column over the chunk text, with a GIN index
+// created last (its presence says the schema is complete). The text is split where unicode61
+// splits (keyword_words' separators become spaces), so PostgreSQL's parser sees the words FTS5
+// sees and never its e-mail, URL, host or file-path tokens; glassbox_chunk_text is 'simple' (lower
+// case, no stemming, no stop-words) behind unaccent when the database has it.
+//
+// chunk_totals holds what BM25 needs besides the hits (N, the mean length), so no query scans
+// the chunks for them: statement triggers add a row per INSERT or DELETE on chunks (chunks are
+// never updated), folded into one row every 256 rows so a query sums a few. Rows, not one row
+// updated in place: a load of many documents in one transaction would pile up versions of that
+// row, each update slower than the last.
+constexpr std::string_view kPostgresTextSearch = R"sql(
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS text_search tsvector GENERATED ALWAYS AS (
+  to_tsvector('glassbox_chunk_text'::regconfig, regexp_replace(text,
+    '[\x01-\x2F\x3A-\x40\x5B-\x60\x7B-\x7F\u0080-\u00BF\u00D7\u00F7\u2000-\u206F\u3000-\u303F\uFF01-\uFF0F\U0001F000-\U0001FAFF]',
+    ' ', 'g'))) STORED;
+CREATE TABLE IF NOT EXISTS chunk_totals(
+  id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, chunks BIGINT NOT NULL,
+  characters BIGINT NOT NULL);
+CREATE OR REPLACE FUNCTION chunk_totals_fold(written BIGINT) RETURNS void LANGUAGE plpgsql
+  SET search_path FROM CURRENT AS $$
+BEGIN
+  IF written % 256 = 0 THEN
+    WITH folded AS (DELETE FROM chunk_totals RETURNING chunks, characters)
+    INSERT INTO chunk_totals(chunks, characters)
+      SELECT coalesce(sum(chunks), 0), coalesce(sum(characters), 0) FROM folded;
+  END IF;
+END$$;
+CREATE OR REPLACE FUNCTION chunk_totals_added() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT AS $$
+DECLARE written BIGINT;
+BEGIN
+  INSERT INTO chunk_totals(chunks, characters)
+    SELECT count(*), coalesce(sum(char_length), 0) FROM added RETURNING id INTO written;
+  PERFORM chunk_totals_fold(written);
+  RETURN NULL;
+END$$;
+CREATE OR REPLACE FUNCTION chunk_totals_removed() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT AS $$
+DECLARE written BIGINT;
+BEGIN
+  INSERT INTO chunk_totals(chunks, characters)
+    SELECT -count(*), -coalesce(sum(char_length), 0) FROM gone RETURNING id INTO written;
+  PERFORM chunk_totals_fold(written);
+  RETURN NULL;
+END$$;
+CREATE OR REPLACE TRIGGER chunk_totals_added AFTER INSERT ON chunks
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION chunk_totals_added();
+CREATE OR REPLACE TRIGGER chunk_totals_removed AFTER DELETE ON chunks
+  REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION chunk_totals_removed();
+CREATE INDEX IF NOT EXISTS chunks_text_search ON chunks USING GIN (text_search);
+)sql";
+
+// Database-wide (not per collection): two collections opened at once must not both install
+// unaccent.
+constexpr std::int64_t kUnaccentLockKey = 0x676c6278756e6163;  // "glbxunac"
+
+// The schema of the unaccent extension, installed into glassbox_text (a schema of its own: never
+// a collection's, whose DROP SCHEMA ... CASCADE would take every collection's configuration
+// with it) when missing and this role may (a trusted extension of PostgreSQL's contrib, in
+// Debian's postgresql-15); nullopt when it cannot be had, with a warning.
+Result<std::optional<std::string>> unaccent_schema(storage::sql::Connection& db) {
+    const auto installed = [&]() -> Result<std::optional<std::string>> {
+        auto select = db.prepare_once(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+            "WHERE e.extname = 'unaccent'");
+        if (!select) return select.error();
+        return select->first([](const storage::sql::Row& row) { return std::string(row.text(0)); });
+    };
+    auto found = installed();
+    if (!found || *found) return found;
+    if (auto r = db.exec("SAVEPOINT gb_unaccent"); !r) return r.error();
+    auto created = db.exec("SELECT pg_advisory_xact_lock(" + std::to_string(kUnaccentLockKey) +
+                           "); CREATE SCHEMA IF NOT EXISTS glassbox_text; "
+                           "CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA glassbox_text");
+    if (!created) {
+        if (auto r = db.exec("ROLLBACK TO SAVEPOINT gb_unaccent; RELEASE SAVEPOINT gb_unaccent");
+            !r)
+            return r.error();
+        base::component_logger("store")->warn(
+            "document store: keyword search folds case but not accents: PostgreSQL's unaccent "
+            "extension is missing and cannot be installed ({}); CREATE EXTENSION unaccent as its "
+            "owner, then recreate the collection",
+            created.error().message);
+        return std::optional<std::string>{};
+    }
+    if (auto r = db.exec("RELEASE SAVEPOINT gb_unaccent"); !r) return r.error();
+    return installed();
+}
+
+std::string quoted_schema_name(std::string_view name) {
+    std::string out = "\"";
+    for (const char ch : name) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return out + "\"";
+}
+
+// glassbox_chunk_text in the collection's schema, when it is not there yet.
+Result<void> create_chunk_text_config(storage::sql::Connection& db) {
+    auto exists = db.prepare_once(
+        "SELECT EXISTS(SELECT 1 FROM pg_ts_config WHERE cfgname = 'glassbox_chunk_text' AND "
+        "cfgnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()))");
+    if (!exists) return exists.error();
+    auto found = exists->first([](const storage::sql::Row& row) { return row.int64(0) != 0; });
+    if (!found) return found.error();
+    if (found->value_or(false)) return {};
+    auto unaccent = unaccent_schema(db);
+    if (!unaccent) return unaccent.error();
+    if (auto r = db.exec(
+            "CREATE TEXT SEARCH CONFIGURATION glassbox_chunk_text (COPY = pg_catalog.simple)");
+        !r)
+        return r;
+    if (!*unaccent) return {};
+    // Only the token types that can hold letters beyond ASCII. A role that may not use the
+    // extension's schema keeps 'simple' alone, as when the extension is missing.
+    if (auto r = db.exec("SAVEPOINT gb_unaccent_mapping"); !r) return r;
+    auto mapped = db.exec(
+        "ALTER TEXT SEARCH CONFIGURATION glassbox_chunk_text ALTER MAPPING FOR word, numword, "
+        "hword, hword_part, hword_numpart WITH " +
+        quoted_schema_name(**unaccent) + ".unaccent, pg_catalog.simple");
+    if (mapped) return db.exec("RELEASE SAVEPOINT gb_unaccent_mapping");
+    base::component_logger("store")->warn(
+        "document store: keyword search folds case but not accents: the unaccent dictionary "
+        "cannot be used ({})",
+        mapped.error().message);
+    return db.exec(
+        "ROLLBACK TO SAVEPOINT gb_unaccent_mapping; RELEASE SAVEPOINT gb_unaccent_mapping");
+}
+
+// The tables, the text search configuration and the tsvector column with its index, in one
+// transaction under the writer lock (two workers opening a new collection at once must not
+// both create them: PostgreSQL's DDL is transactional, its IF NOT EXISTS not race-free).
+Result<void> create_document_tables_postgres(storage::sql::Connection& db) {
+    {
+        auto complete = db.prepare_once("SELECT to_regclass('chunks_text_search') IS NOT NULL");
+        if (!complete) return complete.error();
+        auto found =
+            complete->first([](const storage::sql::Row& row) { return row.int64(0) != 0; });
+        if (!found) return found.error();
+        if (found->value_or(false)) return {};
+    }
+    std::optional<storage::sql::Transaction> transaction;
+    if (!db.in_transaction()) {
+        auto begun = storage::sql::Transaction::begin(db, storage::sql::TransactionKind::kWrite);
+        if (!begun) return begun.error();
+        transaction.emplace(std::move(begun).value());
+    }
+    // documents.id: SQLite gives an INTEGER PRIMARY KEY its rowid; PostgreSQL needs an identity.
+    std::string tables(kTables);
+    const std::string_view plain_id = "id INTEGER PRIMARY KEY,";
+    tables.replace(tables.find(plain_id), plain_id.size(), "id INTEGER PRIMARY KEY AUTOINCREMENT,");
+    if (auto r = db.exec(storage::sql::ddl_for(storage::sql::Dialect::kPostgres, tables)); !r)
+        return r;
+    if (auto r = create_chunk_text_config(db); !r) return r;
+    if (auto r = db.exec(kPostgresTextSearch); !r) return r;
+    return transaction ? transaction->commit() : Result<void>{};
+}
+
+// PostgreSQL's keyword ranking: FTS5's bm25() (k1 1.2, b 0.75, idf ln((N - df + 0.5) / (df +
+// 0.5)) floored at 1e-6), computed over the chunks that hold some word, since PostgreSQL's own
+// ts_rank and ts_rank_cd know no inverse document frequency: on the HotpotQA dev set (issue 34)
+// the best of them (ts_rank, normalisation 1) reached R@5 61.7 % against SQLite's 70.2 %, this
+// 69.1 %. Term frequency is read from each hit's tsvector, restricted to the query's lexemes
+// (setweight marks them, ts_filter keeps them); df is counted among the hits (every chunk holding
+// a word is one); N and the mean length come from chunk_totals; a chunk's length is its
+// characters (FTS5 counts tokens: the ratio to the mean is what matters). ?1 the tsquery text,
+// ?2 the limit, ?3 the same words separated by spaces.
+constexpr std::string_view kPostgresKeywordSql =
+    "WITH q AS MATERIALIZED (SELECT to_tsquery('glassbox_chunk_text', ?1) AS query, "
+    "tsvector_to_array(to_tsvector('glassbox_chunk_text', ?3)) AS lexemes), "
+    "sums AS MATERIALIZED (SELECT greatest(CAST(sum(chunks) AS DOUBLE PRECISION), 1) AS n, "
+    "greatest(CAST(sum(characters) AS DOUBLE PRECISION), 1) AS characters FROM chunk_totals), "
+    "totals AS (SELECT n, characters / n AS mean_length FROM sums), "
+    "hits AS MATERIALIZED (SELECT c.id, c.uri, c.char_length, c.text_search FROM chunks c, q "
+    "WHERE c.text_search @@ q.query), "
+    "tf AS (SELECT h.id, u.lexeme, cardinality(u.positions) AS tf FROM hits h, q, "
+    "unnest(ts_filter(setweight(h.text_search, 'A', q.lexemes), '{a}')) AS u), "
+    "df AS (SELECT lexeme, count(*) AS df FROM tf GROUP BY lexeme) "
+    "SELECT h.id, h.uri, sum(greatest(ln((totals.n - df.df + 0.5) / (df.df + 0.5)), 1e-6) * "
+    "tf.tf * 2.2 / (tf.tf + 1.2 * (0.25 + 0.75 * h.char_length / totals.mean_length))) AS score "
+    "FROM tf JOIN df USING (lexeme) JOIN hits h ON h.id = tf.id, totals "
+    "GROUP BY h.id, h.uri ORDER BY score DESC, h.id LIMIT ?2";
 
 constexpr const char* kChunkColumns =
     "SELECT c.id, c.uri, d.uri, c.text, c.char_offset, c.char_length, c.ordinal, d.title, d.tier "
@@ -446,7 +670,14 @@ Result<std::unique_ptr<DocumentStore>> DocumentStore::open(storage::sql::Connect
 }
 
 Result<void> DocumentStore::create_schema() {
-    if (auto r = db_.exec(kSchema); !r) {
+    if (db_.dialect() == storage::sql::Dialect::kPostgres) {
+        if (auto r = create_document_tables_postgres(db_); !r) {
+            return make_error(r.error().type,
+                              "document store: cannot create its tables: " + r.error().message);
+        }
+        return {};
+    }
+    if (auto r = db_.exec(std::string(kTables) + std::string(kSqliteFts)); !r) {
         return make_error(ErrorType::kInternal, "document store: cannot create its tables (" +
                                                     r.error().message + "; SQLite needs FTS5)");
     }
@@ -590,6 +821,62 @@ Result<std::int64_t> insert_document(storage::sql::Connection& db, const Documen
     return returned_id(*insert);
 }
 
+// PostgreSQL: every chunk of the document in one INSERT (arrays bound as parameters), not one
+// round trip per chunk; `ordered` by ordinal, so the identity ids rise with the ordinals.
+Result<void> insert_chunks_postgres(storage::sql::Connection& db, std::string_view document_uri,
+                                    std::int64_t document_id,
+                                    std::span<const ChunkRecord* const> ordered,
+                                    std::vector<std::int64_t>& rowids) {
+    std::string uris = "{";
+    std::string numbers[3] = {"{", "{", "{"};  // ordinal, char_offset, char_length
+    std::string texts = "{";
+    for (const ChunkRecord* chunk : ordered) {
+        const bool first = chunk == ordered.front();
+        if (!first) {
+            uris += ',';
+            texts += ',';
+            for (auto& column : numbers) column += ',';
+        }
+        storage::sql::append_text_array_element(uris, chunk_uri(document_uri, chunk->ordinal));
+        numbers[0] += std::to_string(chunk->ordinal);
+        numbers[1] += std::to_string(chunk->char_offset);
+        numbers[2] += std::to_string(chunk->char_length);
+        storage::sql::append_text_array_element(texts, chunk->text);
+    }
+    uris += '}';
+    texts += '}';
+    for (auto& column : numbers) column += '}';
+    auto insert = db.prepare(
+        "INSERT INTO chunks(uri, document_id, ordinal, char_offset, char_length, text) SELECT "
+        "r.uri, CAST(?1 AS BIGINT), r.ordinal, r.char_offset, r.char_length, r.text FROM "
+        "unnest(CAST(?2 AS "
+        "TEXT[]), CAST(?3 AS BIGINT[]), CAST(?4 AS BIGINT[]), CAST(?5 AS BIGINT[]), CAST(?6 AS "
+        "TEXT[])) WITH ORDINALITY AS r(uri, ordinal, char_offset, char_length, text, at) ORDER BY "
+        "r.at RETURNING id, ordinal");
+    if (!insert) return insert.error();
+    insert->bind(1, document_id)
+        .bind_static(2, uris)
+        .bind_static(3, numbers[0])
+        .bind_static(4, numbers[1])
+        .bind_static(5, numbers[2])
+        .bind_static(6, texts);
+    auto inserted = insert->collect([](const storage::sql::Row& row) {
+        return std::pair{row.int64(1), row.int64(0)};
+    });
+    insert.value().reset();
+    if (!inserted) return inserted.error();
+    if (inserted->size() != ordered.size()) {
+        return make_error(ErrorType::kInternal,
+                          "document store: " + std::to_string(inserted->size()) + " of " +
+                              std::to_string(ordered.size()) + " chunks inserted");
+    }
+    // RETURNING's order is not promised: the ids are put back in ordinal order.
+    std::sort(inserted->begin(), inserted->end());
+    rowids.reserve(rowids.size() + inserted->size());
+    for (const auto& [ordinal, id] : *inserted) rowids.push_back(id);
+    return {};
+}
+
 // In ordinal order, so rowids rise with ordinals (chunks_after then reads documents in order).
 Result<void> insert_chunks(storage::sql::Connection& db, std::string_view document_uri,
                            std::int64_t document_id, std::span<const ChunkRecord> chunks,
@@ -599,6 +886,10 @@ Result<void> insert_chunks(storage::sql::Connection& db, std::string_view docume
     for (const ChunkRecord& chunk : chunks) ordered.push_back(&chunk);
     std::sort(ordered.begin(), ordered.end(),
               [](const ChunkRecord* a, const ChunkRecord* b) { return a->ordinal < b->ordinal; });
+    if (db.dialect() == storage::sql::Dialect::kPostgres) {
+        if (ordered.empty()) return {};
+        return insert_chunks_postgres(db, document_uri, document_id, ordered, rowids);
+    }
     auto insert = db.prepare(
         "INSERT INTO chunks(uri, document_id, ordinal, char_offset, char_length, text) VALUES (?1, "
         "?2, ?3, ?4, ?5, ?6) RETURNING id");
@@ -669,11 +960,12 @@ Result<RowidFetchResult> DocumentStore::fetch_rowids(std::span<const std::int64_
 
 Result<std::vector<KeywordMatch>> DocumentStore::keyword(std::string_view query,
                                                          std::uint32_t limit) {
+    const std::uint32_t n =
+        std::min(schema::or_default(limit, kDefaultKeywordLimit), kMaxKeywordLimit);
+    if (db_.dialect() == storage::sql::Dialect::kPostgres) return keyword_postgres(query, n);
     std::vector<KeywordMatch> out;
     const std::string match = fts_match_query(query);
     if (match.empty()) return out;
-    const std::uint32_t n =
-        std::min(schema::or_default(limit, kDefaultKeywordLimit), kMaxKeywordLimit);
     // FTS5 ranks inside the subquery (ORDER BY rank LIMIT is its fast path); the join only names.
     auto select = db_.prepare(
         "SELECT c.id, c.uri, m.rank FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts "
@@ -683,6 +975,23 @@ Result<std::vector<KeywordMatch>> DocumentStore::keyword(std::string_view query,
     select->bind(1, std::string_view{match}).bind(2, std::int64_t{n});
     return select->collect([](const storage::sql::Row& row) {
         return KeywordMatch{row.int64(0), std::string(row.text(1)), -row.real(2)};
+    });
+}
+
+Result<std::vector<KeywordMatch>> DocumentStore::keyword_postgres(std::string_view query,
+                                                                  std::uint32_t limit) {
+    std::vector<KeywordMatch> out;
+    const std::string match = tsquery_text(query);
+    if (match.empty()) return out;
+    std::string words;
+    for (const std::string& word : lexeme_words(query)) words += word + " ";
+    auto select = db_.prepare(std::string(kPostgresKeywordSql));
+    if (!select) return select.error();
+    select->bind(1, std::string_view{match})
+        .bind(2, std::int64_t{limit})
+        .bind(3, std::string_view{words});
+    return select->collect([](const storage::sql::Row& row) {
+        return KeywordMatch{row.int64(0), std::string(row.text(1)), row.real(2)};
     });
 }
 
@@ -743,7 +1052,9 @@ Result<DocumentStats> DocumentStore::stats() {
     DocumentStats out;
     {
         auto documents = db_.prepare(
-            "SELECT tier, count(*), coalesce(sum(characters), 0) FROM documents GROUP BY tier");
+            "SELECT tier, count(*), CAST(coalesce(sum(characters), 0) AS BIGINT) FROM documents "
+            "GROUP "
+            "BY tier");
         if (!documents) return documents.error();
         auto read = documents->each([&](const storage::sql::Row& row) {
             out.characters += static_cast<std::uint64_t>(row.int64(2));

@@ -1,5 +1,6 @@
-// The document store: documents, their chunks and an FTS5 keyword index over the chunks, in the
-// collection's SQLite file, read by document RAG (keyword search, chunk fetch) and re-embedding.
+// The document store: documents, their chunks and a keyword index over the chunks (FTS5 in the
+// collection's SQLite file; tsvector and GIN in its PostgreSQL schema), read by document RAG
+// (keyword search, chunk fetch) and re-embedding.
 #pragma once
 
 #include <array>
@@ -89,7 +90,7 @@ struct RowidFetchResult {
 struct KeywordMatch {
     std::int64_t rowid = 0;
     std::string chunk_uri;
-    double score = 0.0;  // -bm25(): higher is better; comparable within one query only
+    double score = 0.0;  // BM25 (SQLite: -bm25()): higher is better; within one query only
     bool operator==(const KeywordMatch&) const = default;
 };
 
@@ -117,11 +118,23 @@ inline constexpr std::uint32_t kMaxKeywordLimit = 1'000;
 // Distinct query words kept by keyword() (more only slow the search down; the first are kept).
 inline constexpr std::size_t kMaxKeywordTerms = 32;
 
-// The FTS5 MATCH expression keyword() runs for `user_text`: its distinct words (at most
-// kMaxKeywordTerms; ASCII lower-cased; bytes that are not UTF-8 read as spaces), stop-words
-// dropped unless nothing else is left, each one quoted, joined by OR. Empty when there are no
-// words. Never FTS5 syntax from the user: column filters, NEAR, AND/NOT, '*' and '^' are words.
+// The words keyword() searches for in `user_text`: distinct (at most kMaxKeywordTerms; ASCII
+// lower-cased; bytes that are not UTF-8 read as spaces), split where FTS5's unicode61 splits
+// (ASCII other than letters and digits, Unicode punctuation and spaces), stop-words dropped
+// unless nothing else is left. A word never holds ASCII punctuation, so no word is query syntax.
+std::vector<std::string> keyword_words(std::string_view user_text);
+
+// The FTS5 MATCH expression keyword() runs on SQLite: keyword_words, each one quoted, joined by
+// OR. Empty when there are no words. Never FTS5 syntax from the user: column filters, NEAR,
+// AND/NOT, '*' and '^' are words.
 std::string fts_match_query(std::string_view user_text);
+
+// The longest lexeme a PostgreSQL tsvector holds (bytes); longer words are never indexed.
+inline constexpr std::size_t kMaxLexemeBytes = 2'047;
+
+// The to_tsquery text keyword() runs on PostgreSQL: keyword_words (longer than kMaxLexemeBytes
+// left out), each one quoted, joined by `|`. Empty when there are no words.
+std::string tsquery_text(std::string_view user_text);
 
 // One DocumentStore per open knowledge-base connection; not thread-safe (like the connection it
 // uses).
@@ -132,11 +145,20 @@ std::string fts_match_query(std::string_view user_text);
 // syntax: it is split into words, each word quoted, common English stop-words dropped (they
 // match nearly every chunk, so they cost time and add no ranking; kept when the query has
 // nothing else), and the words ORed, so a chunk with some of the words still ranks, BM25 first.
+//
+// On PostgreSQL the same words and the same BM25: a tsvector column generated from the chunk text
+// (split where unicode61 splits; the text search configuration glassbox_chunk_text: 'simple',
+// lower case, behind the unaccent dictionary when the database has or may install the unaccent
+// extension, else accents are not folded and a warning says so), a GIN index finding the chunks
+// with some word, and FTS5's BM25 formula computed over them in SQL (PostgreSQL's ts_rank has no
+// inverse document frequency and retrieves markedly worse; see kPostgresKeywordSql).
 class DocumentStore {
 public:
-    // Creates the tables if needed: documents, chunks, chunks_fts (FTS5, external content on
-    // chunks, kept in step by triggers) and SQLite's sqlite_sequence (chunk rowids use
-    // AUTOINCREMENT so they are never reused).
+    // Creates the tables if needed: documents, chunks, and on SQLite chunks_fts (FTS5, external
+    // content on chunks, kept in step by triggers) and sqlite_sequence (chunk rowids use
+    // AUTOINCREMENT so they are never reused); on PostgreSQL (in the connection's schema, in one
+    // transaction under the writer lock) identity columns (never reused either), the text search
+    // configuration, the tsvector column and its GIN index, and chunk_totals.
     static base::Result<std::unique_ptr<DocumentStore>> open(storage::sql::Connection& db);
 
     DocumentStore(const DocumentStore&) = delete;
@@ -173,6 +195,9 @@ private:
     explicit DocumentStore(storage::sql::Connection& db) : db_(db) {}
 
     base::Result<void> create_schema();
+    // keyword() on PostgreSQL; `limit` already bounded.
+    base::Result<std::vector<KeywordMatch>> keyword_postgres(std::string_view query,
+                                                             std::uint32_t limit);
     base::Result<PutResult> put_rows(const DocumentRecord& document,
                                      std::span<const ChunkRecord> chunks, std::uint64_t characters,
                                      const std::string& content_hash,

@@ -1,4 +1,4 @@
-// Vector indexes: rows in SQLite (vectors_<kind>, vectors_<kind>_removed, vector_meta), an
+// Vector indexes: rows in the database (vectors_<kind>, vectors_<kind>_removed, vector_meta), an
 // hnswlib graph in memory, and its checked cache file (own format, see "Index file" below).
 #include "workers/store/vector_index.hpp"
 #include "workers/store/vector_index_file.hpp"
@@ -297,7 +297,7 @@ void insert_rows(Graph& graph, std::span<const std::int64_t> keys, const float* 
 }
 
 // What a writer's graph lacks before it writes: the changes stamped after its sequence number,
-// when SQLite still holds the vectors it was built from (same database, model and dimension);
+// when the database still holds the vectors it was built from (same database, model and dimension);
 // none otherwise.
 Result<Changes> missed_changes(storage::sql::Connection& db, IndexKind kind, const Meta& meta,
                                const detail::HnswState& state) {
@@ -626,7 +626,7 @@ Result<void> VectorIndex::load_or_rebuild() {
     const std::uint64_t before = state_->counters.caught_up_rows;
     if (auto r = refresh_locked(); !r)
         return rebuild_because("catching up failed: " + r.error().message);
-    // The file and the rows it missed must add up to what SQLite holds.
+    // The file and the rows it missed must add up to what the database holds.
     auto counted = detail::count_rows(db_, kind_);
     if (!counted) return counted.error();
     const auto [rows, max_key] = *counted;
@@ -638,8 +638,9 @@ Result<void> VectorIndex::load_or_rebuild() {
         any = true;
     }
     if (static_cast<std::uint64_t>(rows) != state_->live || held_max != max_key) {
-        return rebuild_because("index file disagrees with SQLite (" + std::to_string(state_->live) +
-                               " vectors, " + std::to_string(rows) + " rows)");
+        return rebuild_because("index file disagrees with the rows (" +
+                               std::to_string(state_->live) + " vectors, " + std::to_string(rows) +
+                               " rows)");
     }
     // Deleted nodes stay in an hnswlib graph; once they outnumber the live ones, start afresh.
     if (state_->graph->num_deleted_ > std::max<std::size_t>(1'024, state_->live)) {
@@ -650,7 +651,7 @@ Result<void> VectorIndex::load_or_rebuild() {
 }
 
 Result<void> VectorIndex::rebuild(std::string reason) {
-    base::component_logger("store")->info("vector index {}: rebuilding from SQLite: {}",
+    base::component_logger("store")->info("vector index {}: rebuilding from the rows: {}",
                                           to_string(kind_), reason);
     Meta meta;
     std::vector<std::int64_t> keys;
@@ -718,7 +719,7 @@ Result<void> VectorIndex::refresh_locked() {
             changes = std::move(*c);
         }
     }
-    if (start_afresh) return rebuild("the vectors in SQLite changed model or identity");
+    if (start_afresh) return rebuild("the stored vectors changed model or identity");
     const std::unique_lock lock(graph_mutex_);
     try {
         apply(*state_, changes, thread_count(options_.build_threads));
@@ -791,7 +792,7 @@ Result<CommittedRows> commit_rows(storage::sql::Connection& db, IndexKind kind,
     CommittedRows out;
     auto tx = storage::sql::Transaction::begin(db, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
-    auto m = detail::read_meta(db, kind);
+    auto m = detail::read_meta(db, kind, true);
     if (!m) return m.error();
     out.meta = std::move(*m);
     auto holds = detail::holds_vectors(db, kind);
@@ -833,11 +834,12 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys,
     Changes& missed = committed->missed;
     const bool holds_vectors = committed->held_vectors;
 
-    // Committed: SQLite is right whatever happens below; a graph that cannot follow is rebuilt.
+    // Committed: the database is right whatever happens below; a graph that cannot follow is
+    // rebuilt.
     const bool same_graph = meta.instance == state_->instance && meta.dim == state_->dim &&
                             meta.model == state_->model && static_cast<bool>(state_->graph);
     if (!same_graph && holds_vectors)
-        return rebuild("the vectors in SQLite changed model or identity");
+        return rebuild("the stored vectors changed model or identity");
     const std::size_t threads = thread_count(options_.build_threads);
     try {
         const std::unique_lock lock(graph_mutex_);
@@ -880,7 +882,7 @@ Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
     {
         auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
         if (!tx) return tx.error();
-        auto m = detail::read_meta(db_, kind_);
+        auto m = detail::read_meta(db_, kind_, true);
         if (!m) return m.error();
         meta = std::move(*m);
         auto c = missed_changes(db_, kind_, meta, *state_);
@@ -899,7 +901,7 @@ Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
     }
     if (meta.instance != state_->instance || meta.dim != state_->dim ||
         meta.model != state_->model) {
-        return rebuild("the vectors in SQLite changed model or identity");
+        return rebuild("the stored vectors changed model or identity");
     }
     try {
         const std::unique_lock lock(graph_mutex_);

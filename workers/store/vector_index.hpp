@@ -1,6 +1,8 @@
-// Vector indexes of a collection (entity labels, chunks): float32 vectors kept in SQLite, the
-// source of truth, with an hnswlib graph as a cache persisted next to the database and rebuilt
-// from SQLite whenever the file is missing, damaged, built differently or older than the rows.
+// Vector indexes of a collection (entity labels, chunks): float32 vectors kept in the database
+// (SQLite, or PostgreSQL's BYTEA rows: no pgvector needed), the source of truth, with an hnswlib
+// graph in each process as a cache, persisted in an index file (next to a SQLite database; a
+// local cache path of each worker on PostgreSQL) and rebuilt from the rows whenever the file is
+// missing, damaged, built differently, of another database or newer than the rows.
 #pragma once
 
 #include <atomic>
@@ -69,7 +71,7 @@ struct VectorMatch {
 // How open() came by the in-memory index.
 enum class IndexSource {
     kFile,     // loaded from the index file (then caught up with rows added since it was saved)
-    kRebuilt,  // rebuilt from SQLite; `reason` says why the file was not used
+    kRebuilt,  // rebuilt from the rows in the database; `reason` says why the file was not used
 };
 
 struct OpenReport {
@@ -80,7 +82,7 @@ struct OpenReport {
 
 // Monotonic counters of this instance, e.g. to show a reload did not rebuild.
 struct VectorIndexCounters {
-    std::uint64_t rebuilds = 0;        // full rebuilds from SQLite (at open or after a bad state)
+    std::uint64_t rebuilds = 0;        // full rebuilds from the rows (at open or after a bad state)
     std::uint64_t loads = 0;           // index files loaded
     std::uint64_t caught_up_rows = 0;  // rows another connection wrote, applied incrementally
     std::uint64_t saves = 0;           // index files written
@@ -92,21 +94,30 @@ struct HnswState;  // the hnswlib graph and its bookkeeping (vector_index.cpp on
 }
 
 // Thread-safety: search() may run on many threads at once; add(), remove(), refresh() and
-// save() exclude searches (a shared_mutex) while they change the graph. The instance uses the
+// save() exclude searches (a shared_mutex) while they change the graph. The instance uses
 // the connection only inside its calls and serialises its own uses of it; the owner must not
 // use the same connection on another thread meanwhile (KnowledgeBase::mutex() does that).
 //
-// Several processes may serve one file: every write bumps a per-kind sequence number in SQLite
-// and stamps the rows it wrote (or the keys it removed) with it; an instance that is behind
-// applies just the rows stamped after its own sequence number before it searches.
+// Several processes may serve one collection (one SQLite file, or one PostgreSQL schema shared by
+// store workers on many hosts): every write bumps a per-kind sequence number (vector_meta.seq,
+// drawn inside the writer's transaction with the kind's row locked, so seq order is commit order)
+// and stamps the rows it wrote, or the tombstones of the keys it removed, with it; an instance
+// that is behind applies just the changes stamped after its own sequence number.
+//
+// Staleness bound: none beyond the commit. search() and search_each() read vector_meta.seq
+// (one indexed read) before they search and apply whatever was committed since, so a search sees
+// every vector added or removed by a write that committed before the search started, whichever
+// process or host wrote it; add() and remove() apply what they missed along with their own rows.
 class VectorIndex {
 public:
     using Options = VectorIndexOptions;
 
     // Creates the tables when needed, then loads `index_file` when it is present, intact, built
-    // with the same M / model / dimension for this database, and not newer than SQLite;
-    // otherwise rebuilds from SQLite (never fails because of the file). The directory of
-    // `index_file` must exist.
+    // with the same M / model / dimension for this database (vector_meta.instance: a random
+    // number each database draws when it creates its tables, so a file of another SQLite file,
+    // PostgreSQL schema or server, or of a deleted and recreated collection, is never trusted),
+    // and not newer than the rows; otherwise rebuilds from the rows (never fails because of the
+    // file). The directory of `index_file` must exist.
     static base::Result<std::unique_ptr<VectorIndex>> open(storage::sql::Connection& db,
                                                            IndexKind kind,
                                                            std::filesystem::path index_file,
@@ -116,10 +127,10 @@ public:
     VectorIndex& operator=(const VectorIndex&) = delete;
 
     // Upserts vectors[i] under keys[i] (the same key again replaces its vector), L2-normalised,
-    // in SQLite (one transaction) and in the graph. kInvalidRequest, with nothing written, when
-    // the sizes differ, a key repeats, a vector is empty, zero, not finite or of another length
-    // than the others, or model/dimension differ from what the kind already holds ("index holds
-    // model X dim 384; got model Y dim 256"). The first add of an empty kind sets both.
+    // in the database (one transaction) and in the graph. kInvalidRequest, with nothing written,
+    // when the sizes differ, a key repeats, a vector is empty, zero, not finite or of another
+    // length than the others, or model/dimension differ from what the kind already holds ("index
+    // holds model X dim 384; got model Y dim 256"). The first add of an empty kind sets both.
     base::Result<void> add(std::span<const std::int64_t> keys,
                            std::span<const std::vector<float>> vectors, std::string_view model);
     // The wire's vectors (schema::EmbeddingsResponse::vectors).

@@ -1,5 +1,6 @@
-// The SQLite side of the vector indexes, the source of truth: the tables (vectors_<kind>,
-// vectors_<kind>_removed, vector_meta), their sequence numbers, and reading and writing rows.
+// The database side of the vector indexes, the source of truth (SQLite or PostgreSQL): the tables
+// (vectors_<kind>, vectors_<kind>_removed, vector_meta), their sequence numbers, and reading and
+// writing rows.
 #pragma once
 
 #include <cmath>
@@ -42,24 +43,40 @@ std::optional<std::string> normalise_into(std::span<const T> v, float* out) {
     return std::nullopt;
 }
 
-// SAVEPOINT for a consistent read; works inside or outside a transaction of the caller.
+// One snapshot for a group of reads (vector_meta.seq and the rows stamped up to it), inside or
+// outside a transaction of the caller: a SAVEPOINT on SQLite (outside a transaction it begins
+// one) and inside any transaction; on PostgreSQL outside a transaction, where SAVEPOINT is
+// refused, a read-only REPEATABLE READ transaction.
 class ReadSnapshot {
 public:
     static base::Result<ReadSnapshot> begin(storage::sql::Connection& db) {
+        if (db.dialect() == storage::sql::Dialect::kPostgres && !db.in_transaction()) {
+            if (auto r = db.begin(storage::sql::TransactionKind::kRead); !r) return r.error();
+            return ReadSnapshot(db, true);
+        }
         if (auto r = db.exec("SAVEPOINT gb_vectors_read"); !r) return r.error();
-        return ReadSnapshot(db);
+        return ReadSnapshot(db, false);
     }
-    ReadSnapshot(ReadSnapshot&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+    ReadSnapshot(ReadSnapshot&& other) noexcept : db_(other.db_), transaction_(other.transaction_) {
+        other.db_ = nullptr;
+    }
     ReadSnapshot(const ReadSnapshot&) = delete;
     ReadSnapshot& operator=(const ReadSnapshot&) = delete;
     ReadSnapshot& operator=(ReadSnapshot&&) = delete;
     ~ReadSnapshot() {
-        if (db_ != nullptr) (void)db_->exec("RELEASE gb_vectors_read");
+        if (db_ == nullptr) return;
+        if (transaction_) {
+            db_->rollback();  // read only: nothing to keep
+        } else {
+            (void)db_->exec("RELEASE gb_vectors_read");
+        }
     }
 
 private:
-    explicit ReadSnapshot(storage::sql::Connection& db) : db_(&db) {}
+    ReadSnapshot(storage::sql::Connection& db, bool transaction)
+        : db_(&db), transaction_(transaction) {}
     storage::sql::Connection* db_;
+    bool transaction_;  // a read transaction begun here (PostgreSQL), not a savepoint
 };
 
 // A kind's row of vector_meta.
@@ -80,7 +97,12 @@ struct VectorChanges {
 // Creates the kind's tables and its vector_meta row when needed.
 base::Result<void> create_vector_tables(storage::sql::Connection& db, IndexKind kind);
 
-base::Result<VectorMeta> read_meta(storage::sql::Connection& db, IndexKind kind);
+// `for_write`: inside the writer's transaction, the row is locked until it ends (PostgreSQL's
+// FOR UPDATE; SQLite's writer already excludes every other), so no two writers of the kind ever
+// draw the same next seq, and seq order is commit order: a reader that has seen seq N has seen
+// every change stamped N or lower.
+base::Result<VectorMeta> read_meta(storage::sql::Connection& db, IndexKind kind,
+                                   bool for_write = false);
 
 // True when vector_meta still says (seq, instance): nothing changed since.
 base::Result<bool> meta_unchanged(storage::sql::Connection& db, IndexKind kind, std::int64_t seq,

@@ -1,7 +1,8 @@
-// VectorIndex: exact answers on small sets, cosine scores, the persisted cache (reload, damage,
-// rebuild), catching up with another connection, upsert/remove, errors, concurrent searches.
-#include "tests/support/knowledge_site.hpp"
+// VectorIndex on SQLite and PostgreSQL: exact answers on small sets, cosine scores, the persisted
+// cache (reload, damage, rebuild, another database's file), catching up with other connections
+// (other hosts) and concurrent writers, upsert/remove, errors, concurrent searches.
 #include "workers/store/vector_index.hpp"
+#include "tests/support/knowledge_site.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -70,34 +71,33 @@ std::vector<std::int64_t> key_range(std::int64_t first, std::size_t count) {
     return keys;
 }
 
-class VectorIndexTest : public ::testing::Test {
+// Runs on SQLite and on PostgreSQL (store_testing::KnowledgeTest); the index files live in the
+// site's folder on both (beside the SQLite file; a worker's local cache on PostgreSQL).
+class VectorIndexTest : public store_testing::KnowledgeTest {
 protected:
     void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        dir_ = std::filesystem::temp_directory_path() /
-               ("glassbox-vectors-" + std::string(info->name()) + "-" + std::to_string(::getpid()) +
-                "-" + std::to_string(std::random_device{}()));
-        std::filesystem::create_directories(dir_);
+        KnowledgeTest::SetUp();
+        if (IsSkipped()) return;
         db_ = open_db();
     }
     void TearDown() override {
         db_.reset();
-        std::error_code ignored;
-        std::filesystem::remove_all(dir_, ignored);
+        KnowledgeTest::TearDown();
     }
 
+    // Another connection to the same knowledge base (another process, or host on PostgreSQL).
     std::unique_ptr<storage::sql::Connection> open_db() {
-        auto db = store_testing::open_sqlite(dir_ / "kb.db",
-                                          storage::OpenOptions{.label = "knowledge store"});
+        auto db = site_->connect();
         EXPECT_TRUE(db) << db.error().message;
-        return std::move(db).value();
+        return db ? std::move(db).value() : nullptr;
     }
 
     std::unique_ptr<VectorIndex> open_index(storage::sql::Connection& db,
-                                            VectorIndexOptions options = small_options()) {
-        auto index = VectorIndex::open(db, IndexKind::kChunk, index_file(), options);
+                                            VectorIndexOptions options = small_options(),
+                                            const std::string& file = "kb.chunk.hnsw") {
+        auto index = VectorIndex::open(db, IndexKind::kChunk, site_->dir() / file, options);
         EXPECT_TRUE(index) << index.error().message;
-        return std::move(index).value();
+        return index ? std::move(index).value() : nullptr;
     }
     std::unique_ptr<VectorIndex> open_index(VectorIndexOptions options = small_options()) {
         return open_index(*db_, options);
@@ -110,7 +110,7 @@ protected:
         return options;
     }
 
-    std::filesystem::path index_file() const { return dir_ / "kb.chunk.hnsw"; }
+    std::filesystem::path index_file() const { return site_->dir() / "kb.chunk.hnsw"; }
 
     std::int64_t rows(storage::sql::Connection& db, const std::string& table = "vectors_chunk") {
         auto stmt = db.prepare("SELECT count(*) FROM " + table);
@@ -120,20 +120,21 @@ protected:
         return n && *n ? **n : -1;
     }
 
-    std::filesystem::path dir_;
+    // The checks below run through either search: the exact scan (small sets, the default) and
+    // the graph walk (exact_scan_max 0, as above the threshold), which finds the same neighbours
+    // here.
+    void finds_the_exact_nearest_neighbours(std::size_t exact_scan_max);
+    void search_each_gives_every_querys_own_search(std::size_t exact_scan_max);
+    void search_each_matches_alone_for_every_query_count_and_tail(std::size_t exact_scan_max);
+
     std::unique_ptr<storage::sql::Connection> db_;
 };
 
-// The same checks through either search: the exact scan (small sets, the default) and the
-// graph walk (exact_scan_max 0, as above the threshold), which finds the same neighbours here.
-class NearestNeighbourTest : public VectorIndexTest,
-                             public ::testing::WithParamInterface<std::size_t> {};
-
-TEST_P(NearestNeighbourTest, FindsTheExactNearestNeighboursOfASmallSet) {
+void VectorIndexTest::finds_the_exact_nearest_neighbours(std::size_t exact_scan_max) {
     const auto data = random_vectors(300, 32, 1);
     const auto keys = key_range(1000, data.size());
     auto options = small_options();
-    options.exact_scan_max = GetParam();
+    options.exact_scan_max = exact_scan_max;
     auto index = open_index(options);
     ASSERT_TRUE(index->add(keys, data, "test-model"));
     EXPECT_EQ(index->size(), 300u);
@@ -166,10 +167,10 @@ TEST_P(NearestNeighbourTest, FindsTheExactNearestNeighboursOfASmallSet) {
 
 // search_each answers each query exactly as search() does (one scan for all of them, or a
 // search per query on the graph), and refuses what search() refuses.
-TEST_P(NearestNeighbourTest, SearchEachGivesEveryQuerysOwnSearch) {
+void VectorIndexTest::search_each_gives_every_querys_own_search(std::size_t exact_scan_max) {
     const auto data = random_vectors(300, 32, 3);
     auto options = small_options();
-    options.exact_scan_max = GetParam();
+    options.exact_scan_max = exact_scan_max;
     auto index = open_index(options);
     ASSERT_TRUE(index->add(key_range(1000, data.size()), data, "test-model"));
     ASSERT_TRUE(index->remove(std::vector<std::int64_t>{1005}));
@@ -205,10 +206,11 @@ TEST_P(NearestNeighbourTest, SearchEachGivesEveryQuerysOwnSearch) {
 // The scan scores a vector against several queries at once (four at a time, then the rest):
 // with a dimension that leaves a tail after the 16-float blocks, and every count of queries
 // from one to six, each query still gets the very floats of its own search.
-TEST_P(NearestNeighbourTest, SearchEachMatchesAloneForEveryQueryCountAndTail) {
+void VectorIndexTest::search_each_matches_alone_for_every_query_count_and_tail(
+    std::size_t exact_scan_max) {
     const auto data = random_vectors(200, 45, 11);
     auto options = small_options();
-    options.exact_scan_max = GetParam();
+    options.exact_scan_max = exact_scan_max;
     auto index = open_index(options);
     ASSERT_TRUE(index->add(key_range(1, data.size()), data, "test-model"));
     std::vector<std::vector<double>> all;
@@ -231,10 +233,29 @@ TEST_P(NearestNeighbourTest, SearchEachMatchesAloneForEveryQueryCountAndTail) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(ExactScanAndGraph, NearestNeighbourTest,
-                         ::testing::Values(VectorIndexOptions{}.exact_scan_max, std::size_t{0}));
+constexpr std::size_t kScan = VectorIndexOptions{}.exact_scan_max;
+constexpr std::size_t kGraph = 0;
 
-TEST_F(VectorIndexTest, ScoresAreCosineSimilaritiesBestFirst) {
+TEST_P(VectorIndexTest, FindsTheExactNearestNeighboursOfASmallSetByScan) {
+    finds_the_exact_nearest_neighbours(kScan);
+}
+TEST_P(VectorIndexTest, FindsTheExactNearestNeighboursOfASmallSetByGraph) {
+    finds_the_exact_nearest_neighbours(kGraph);
+}
+TEST_P(VectorIndexTest, SearchEachGivesEveryQuerysOwnSearchByScan) {
+    search_each_gives_every_querys_own_search(kScan);
+}
+TEST_P(VectorIndexTest, SearchEachGivesEveryQuerysOwnSearchByGraph) {
+    search_each_gives_every_querys_own_search(kGraph);
+}
+TEST_P(VectorIndexTest, SearchEachMatchesAloneForEveryQueryCountAndTailByScan) {
+    search_each_matches_alone_for_every_query_count_and_tail(kScan);
+}
+TEST_P(VectorIndexTest, SearchEachMatchesAloneForEveryQueryCountAndTailByGraph) {
+    search_each_matches_alone_for_every_query_count_and_tail(kGraph);
+}
+
+TEST_P(VectorIndexTest, ScoresAreCosineSimilaritiesBestFirst) {
     auto index = open_index();
     const Vectors data = {{3, 4, 0, 0}, {0, 0, 2, 0}, {1, 1, 0, 0}, {-5, 0, 0, 0}};
     const std::vector<std::int64_t> keys = {1, 2, 3, 4};
@@ -257,7 +278,7 @@ TEST_F(VectorIndexTest, ScoresAreCosineSimilaritiesBestFirst) {
 // The exact scan keeps the k best (distance, key) pairs as it reads (issue 33: k entries per
 // query, not one per vector): equal scores come in key order, whatever order the vectors were
 // added in, and a removed key is skipped, for k below, at and above the number of ties.
-TEST_F(VectorIndexTest, TheExactScanOrdersEqualScoresByKeyForEveryK) {
+TEST_P(VectorIndexTest, TheExactScanOrdersEqualScoresByKeyForEveryK) {
     auto index = open_index();
     std::vector<std::int64_t> keys;
     Vectors data;
@@ -294,7 +315,7 @@ TEST_F(VectorIndexTest, TheExactScanOrdersEqualScoresByKeyForEveryK) {
     }
 }
 
-TEST_F(VectorIndexTest, StoresUnitVectorsInSqlite) {
+TEST_P(VectorIndexTest, StoresUnitVectorsInTheDatabase) {
     auto index = open_index();
     ASSERT_TRUE(index->add(std::vector<std::int64_t>{7}, Vectors{{0, 3, 4}}, "m"));
     auto stmt = db_->prepare("SELECT vector FROM vectors_chunk WHERE key = 7");
@@ -320,7 +341,7 @@ TEST_F(VectorIndexTest, StoresUnitVectorsInSqlite) {
     EXPECT_EQ((*stored)->second, 3);
 }
 
-TEST_F(VectorIndexTest, ReloadsThePersistedIndexWithoutRebuilding) {
+TEST_P(VectorIndexTest, ReloadsThePersistedIndexWithoutRebuilding) {
     const auto data = random_vectors(400, 16, 3);
     const auto keys = key_range(1, data.size());
     const auto query = random_vectors(1, 16, 4)[0];
@@ -348,7 +369,7 @@ TEST_F(VectorIndexTest, ReloadsThePersistedIndexWithoutRebuilding) {
     EXPECT_EQ(*after, before);
 }
 
-TEST_F(VectorIndexTest, SavesOnCloseWhenAsked) {
+TEST_P(VectorIndexTest, SavesOnCloseWhenAsked) {
     auto options = small_options();
     options.save_on_close = true;
     {
@@ -359,7 +380,7 @@ TEST_F(VectorIndexTest, SavesOnCloseWhenAsked) {
     EXPECT_EQ(index->open_report().source, IndexSource::kFile) << index->open_report().reason;
 }
 
-TEST_F(VectorIndexTest, RebuildsFromSqliteWhenTheFileIsMissingOrDamaged) {
+TEST_P(VectorIndexTest, RebuildsFromTheRowsWhenTheFileIsMissingOrDamaged) {
     const auto data = random_vectors(300, 16, 6);
     const auto keys = key_range(1, data.size());
     const auto queries = random_vectors(10, 16, 7);
@@ -417,7 +438,7 @@ TEST_F(VectorIndexTest, RebuildsFromSqliteWhenTheFileIsMissingOrDamaged) {
     }
 }
 
-TEST_F(VectorIndexTest, RebuildsWhenBuiltWithOtherParametersOrForAnotherDatabase) {
+TEST_P(VectorIndexTest, RebuildsWhenBuiltWithOtherParametersOrForAnotherDatabase) {
     {
         auto index = open_index();
         ASSERT_TRUE(index->add(key_range(1, 40), random_vectors(40, 16, 8), "m"));
@@ -427,18 +448,31 @@ TEST_F(VectorIndexTest, RebuildsWhenBuiltWithOtherParametersOrForAnotherDatabase
     other_m.M = 24;
     EXPECT_EQ(open_index(other_m)->open_report().source, IndexSource::kRebuilt);
 
-    // A new database file at the same place: the old index file must not be taken for its own.
+    // A new database with the old index file at the same place (a new SQLite file; another
+    // PostgreSQL schema: another collection, or one deleted and recreated): the file must not be
+    // taken for its own.
     db_.reset();
-    std::filesystem::remove(dir_ / "kb.db");
-    std::filesystem::remove(dir_ / "kb.db-wal");
-    std::filesystem::remove(dir_ / "kb.db-shm");
-    db_ = open_db();
+    std::unique_ptr<store_testing::KnowledgeSite> other_site;
+    if (on_postgres()) {
+        other_site = std::make_unique<store_testing::KnowledgeSite>(GetParam());
+        auto other = other_site->connect();
+        ASSERT_TRUE(other) << other.error().message;
+        db_ = std::move(other).value();
+    } else {
+        std::filesystem::remove(site_->dir() / "kb.db");
+        std::filesystem::remove(site_->dir() / "kb.db-wal");
+        std::filesystem::remove(site_->dir() / "kb.db-shm");
+        db_ = open_db();
+    }
     auto index = open_index();
     EXPECT_EQ(index->open_report().source, IndexSource::kRebuilt);
+    EXPECT_EQ(index->open_report().reason, "index file of another database");
     EXPECT_EQ(index->size(), 0u);
+    index.reset();
+    db_.reset();
 }
 
-TEST_F(VectorIndexTest, CatchesUpWithRowsAnotherConnectionWrote) {
+TEST_P(VectorIndexTest, CatchesUpWithRowsAnotherConnectionWrote) {
     const auto data = random_vectors(200, 16, 9);
     auto first = open_index();
     ASSERT_TRUE(first->add(key_range(1, 100), Vectors(data.begin(), data.begin() + 100), "m"));
@@ -476,7 +510,122 @@ TEST_F(VectorIndexTest, CatchesUpWithRowsAnotherConnectionWrote) {
     EXPECT_EQ(second->size(), 200u);
 }
 
-TEST_F(VectorIndexTest, AFileThatIsBehindIsLoadedAndCaughtUp) {
+// Issue 34: two store workers (two connections: two hosts on PostgreSQL, each with an index cache
+// file of its own) serve one collection. What one adds, replaces or removes, the other's next
+// search sees (the stated bound: every write committed before the search started), applied
+// incrementally, never by a rebuild.
+TEST_P(VectorIndexTest, TwoHostsSeeEachOthersWritesAtTheirNextSearch) {
+    const auto data = random_vectors(70, 16, 21);
+    auto host_a = open_db();
+    auto host_b = open_db();
+    auto a = open_index(*host_a, small_options(), "host-a.chunk.hnsw");
+    auto b = open_index(*host_b, small_options(), "host-b.chunk.hnsw");
+    ASSERT_TRUE(a->add(key_range(1, 50), Vectors(data.begin(), data.begin() + 50), "m"));
+    for (std::size_t i = 0; i < 50; i += 7) {
+        auto found = b->search(std::span<const float>(data[i]), 1);
+        ASSERT_TRUE(found) << found.error().message;
+        ASSERT_EQ(found->size(), 1u);
+        EXPECT_EQ((*found)[0].key, static_cast<std::int64_t>(i + 1));
+    }
+    EXPECT_EQ(b->size(), 50u);
+    // B opened before the kind had a model: it takes A's first vectors by a rebuild; from then
+    // on every change is applied incrementally.
+    const auto b_rebuilds = b->counters().rebuilds;
+    const auto b_caught_up = b->counters().caught_up_rows;
+
+    ASSERT_TRUE(a->remove(std::vector<std::int64_t>{1, 2}));
+    ASSERT_TRUE(a->add(std::vector<std::int64_t>{3}, Vectors{data[60]}, "m"));
+    auto gone = b->search(std::span<const float>(data[0]), 50);
+    ASSERT_TRUE(gone) << gone.error().message;
+    EXPECT_EQ(gone->size(), 48u);
+    for (const auto& m : *gone) EXPECT_TRUE(m.key != 1 && m.key != 2) << m.key;
+    auto replaced = b->search(std::span<const float>(data[60]), 1);
+    ASSERT_TRUE(replaced);
+    EXPECT_EQ((*replaced)[0].key, 3);
+    EXPECT_NEAR((*replaced)[0].score, 1.0, 1e-5);
+
+    ASSERT_TRUE(b->add(key_range(51, 10), Vectors(data.begin() + 50, data.begin() + 60), "m"));
+    auto back = a->search(std::span<const float>(data[55]), 1);
+    ASSERT_TRUE(back);
+    EXPECT_EQ((*back)[0].key, 56);
+    EXPECT_EQ(a->size(), 58u);
+    EXPECT_EQ(a->counters().rebuilds, 1u) << "only at open (no index file yet)";
+    EXPECT_EQ(a->counters().caught_up_rows, 10u);
+    EXPECT_EQ(b->counters().rebuilds, b_rebuilds);
+    EXPECT_EQ(b->counters().caught_up_rows, b_caught_up + 3);  // 2 removed, 1 replaced
+}
+
+// Two writers at once on two connections while a reader on a third searches all along: every
+// write draws its seq with the kind's row locked, so seq order is commit order and the reader,
+// applying what is stamped above the seq it has seen, never skips a change committed behind a
+// later one. Once the writers are done, its next search holds exactly the stored vectors.
+TEST_P(VectorIndexTest, AReaderLosesNoChangeOfTwoConcurrentWriters) {
+    constexpr std::size_t kBatches = 25;
+    constexpr std::size_t kBatch = 8;
+    constexpr std::size_t kDim = 8;
+    auto reader_db = open_db();
+    auto reader = open_index(*reader_db, small_options(), "reader.chunk.hnsw");
+    ASSERT_TRUE(reader->add(std::vector<std::int64_t>{1}, random_vectors(1, kDim, 30), "m"));
+    std::vector<std::unique_ptr<storage::sql::Connection>> writer_dbs;
+    std::vector<std::unique_ptr<VectorIndex>> writers;
+    for (int w = 0; w < 2; ++w) {
+        writer_dbs.push_back(open_db());
+        writers.push_back(open_index(*writer_dbs.back(), small_options(),
+                                     "writer-" + std::to_string(w) + ".chunk.hnsw"));
+    }
+    std::atomic<int> running{2};
+    std::atomic<std::size_t> write_failures{0};
+    std::vector<std::thread> threads;
+    for (int w = 0; w < 2; ++w) {
+        threads.emplace_back([&, w] {
+            const auto data =
+                random_vectors(kBatches * kBatch, kDim, 31 + static_cast<unsigned>(w));
+            const std::int64_t base = 1'000 * (w + 1);
+            for (std::size_t b = 0; b < kBatches; ++b) {
+                const auto first = static_cast<std::ptrdiff_t>(b * kBatch);
+                if (!writers[static_cast<std::size_t>(w)]->add(
+                        key_range(base + first, kBatch),
+                        Vectors(data.begin() + first,
+                                data.begin() + first + static_cast<std::ptrdiff_t>(kBatch)),
+                        "m"))
+                    ++write_failures;
+                // Every fifth batch removes the first key of the one before.
+                if (b % 5 == 4 && !writers[static_cast<std::size_t>(w)]->remove(
+                                      std::vector<std::int64_t>{base + first - 8}))
+                    ++write_failures;
+            }
+            --running;
+        });
+    }
+    const std::vector<float> query(kDim, 1.0f);
+    std::size_t search_failures = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (running > 0 && std::chrono::steady_clock::now() < deadline) {
+        if (!reader->search(std::span<const float>(query), 5)) ++search_failures;
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(write_failures, 0u);
+    EXPECT_EQ(search_failures, 0u);
+
+    // What the reader holds against a fresh rebuild from the rows.
+    const std::size_t expected = 1 + 2 * (kBatches * kBatch - kBatches / 5);
+    auto all = reader->search(std::span<const float>(query), 10'000);
+    ASSERT_TRUE(all) << all.error().message;
+    EXPECT_EQ(reader->size(), expected);
+    auto fresh_db = open_db();
+    auto fresh = open_index(*fresh_db, small_options(), "fresh.chunk.hnsw");
+    auto truth = fresh->search(std::span<const float>(query), 10'000);
+    ASSERT_TRUE(truth) << truth.error().message;
+    auto held = keys_of(*all);
+    auto stored = keys_of(*truth);
+    std::sort(held.begin(), held.end());
+    std::sort(stored.begin(), stored.end());
+    EXPECT_EQ(stored.size(), expected);
+    EXPECT_EQ(held, stored);
+    EXPECT_EQ(reader->counters().rebuilds, 1u) << "only at open (no index file yet)";
+}
+
+TEST_P(VectorIndexTest, AFileThatIsBehindIsLoadedAndCaughtUp) {
     const auto data = random_vectors(120, 16, 10);
     {
         auto index = open_index();
@@ -495,7 +644,7 @@ TEST_F(VectorIndexTest, AFileThatIsBehindIsLoadedAndCaughtUp) {
     EXPECT_EQ((*found)[0].key, 111);
 }
 
-TEST_F(VectorIndexTest, ModelOrDimensionMismatchIsRejectedAndNothingWritten) {
+TEST_P(VectorIndexTest, ModelOrDimensionMismatchIsRejectedAndNothingWritten) {
     auto index = open_index();
     ASSERT_TRUE(index->add(key_range(1, 3), random_vectors(3, 8, 11), "model-a"));
 
@@ -522,7 +671,7 @@ TEST_F(VectorIndexTest, ModelOrDimensionMismatchIsRejectedAndNothingWritten) {
     EXPECT_EQ(bad_query.error().type, ErrorType::kInvalidRequest);
 }
 
-TEST_F(VectorIndexTest, InvalidVectorsAreRejectedAndNothingWritten) {
+TEST_P(VectorIndexTest, InvalidVectorsAreRejectedAndNothingWritten) {
     auto index = open_index();
     const auto nan = std::numeric_limits<float>::quiet_NaN();
     struct Case {
@@ -551,7 +700,7 @@ TEST_F(VectorIndexTest, InvalidVectorsAreRejectedAndNothingWritten) {
     EXPECT_TRUE(empty->empty());
 }
 
-TEST_F(VectorIndexTest, AddingAKeyAgainReplacesItsVector) {
+TEST_P(VectorIndexTest, AddingAKeyAgainReplacesItsVector) {
     auto index = open_index();
     const Vectors first = {{1, 0, 0, 0}, {0, 0, 1, 0}};
     ASSERT_TRUE(index->add(std::vector<std::int64_t>{1, 2}, first, "m"));
@@ -575,7 +724,7 @@ TEST_F(VectorIndexTest, AddingAKeyAgainReplacesItsVector) {
     EXPECT_NEAR((*found)[0].score, 1.0, 1e-6);
 }
 
-TEST_F(VectorIndexTest, RemoveDropsKeysAndTheyCanComeBack) {
+TEST_P(VectorIndexTest, RemoveDropsKeysAndTheyCanComeBack) {
     const auto data = random_vectors(60, 16, 14);
     const auto keys = key_range(1, data.size());
     auto index = open_index();
@@ -609,7 +758,7 @@ TEST_F(VectorIndexTest, RemoveDropsKeysAndTheyCanComeBack) {
     EXPECT_EQ(index->size(), 1u);
 }
 
-TEST_F(VectorIndexTest, GrowsPastItsInitialCapacity) {
+TEST_P(VectorIndexTest, GrowsPastItsInitialCapacity) {
     auto options = small_options();
     options.initial_capacity = 4;
     auto index = open_index(options);
@@ -628,7 +777,7 @@ TEST_F(VectorIndexTest, GrowsPastItsInitialCapacity) {
     }
 }
 
-TEST_F(VectorIndexTest, SearchesRunConcurrentlyWithAdds) {
+TEST_P(VectorIndexTest, SearchesRunConcurrentlyWithAdds) {
     constexpr std::size_t kDim = 16;
     constexpr std::size_t kBatches = 40;
     constexpr std::size_t kBatch = 25;
@@ -683,6 +832,8 @@ TEST(IndexKindNames, AreTheTableSuffixes) {
     EXPECT_EQ(to_string(IndexKind::kEntity), "entity");
     EXPECT_EQ(to_string(IndexKind::kChunk), "chunk");
 }
+
+GLASSBOX_KNOWLEDGE_BACKENDS(VectorIndexTest);
 
 }  // namespace
 }  // namespace glassbox::store
