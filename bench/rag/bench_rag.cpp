@@ -1042,12 +1042,9 @@ void bench_backends(const Options& o, const std::string& started, const std::str
         server_options.durable = true;
         integration::PostgresServer server(server_options);
         server.create_database("glassbox");
-        // The pipeline's processes inherit these: both stores keep their state there.
-        ::setenv("GLASSBOX_STORAGE_BACKEND", "postgres", 1);
-        ::setenv("GLASSBOX_PG_DSN", server.dsn("glassbox").c_str(), 1);
+        // The pipeline's processes inherit it: both stores keep their state there.
+        const integration::PostgresStorageEnv env(server.dsn("glassbox"));
         postgres = bench_pipeline(o, o.dir / "postgres");
-        ::unsetenv("GLASSBOX_STORAGE_BACKEND");
-        ::unsetenv("GLASSBOX_PG_DSN");
     }
     out << "\n# SQLite\n";
     report(sqlite, o, started, load_at_start, out);

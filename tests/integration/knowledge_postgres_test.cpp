@@ -36,13 +36,11 @@ protected:
         server_.emplace();
         server_->create_database("kb");
         // Every process this test starts from here on keeps its state there.
-        ::setenv("GLASSBOX_STORAGE_BACKEND", "postgres", 1);
-        ::setenv("GLASSBOX_PG_DSN", (server_->dsn("kb") + " password=" + kPassword).c_str(), 1);
+        env_.emplace(server_->dsn("kb") + " password=" + kPassword);
     }
     void TearDown() override {
-        ::unsetenv("GLASSBOX_STORAGE_BACKEND");
-        ::unsetenv("GLASSBOX_PG_DSN");
         ClusterTest::TearDown();
+        env_.reset();
     }
 
     // The broker, a trace collector, embeddings, llm and graph-rag; no store yet.
@@ -90,6 +88,7 @@ protected:
     }
 
     std::optional<PostgresServer> server_;
+    std::optional<PostgresStorageEnv> env_;
     RunningBroker broker_;
 };
 

@@ -46,10 +46,11 @@ protected:
         dsn_ = server_->dsn("moved") + " password=" + kPassword;
     }
     void TearDown() override {
-        ::unsetenv("GLASSBOX_STORAGE_BACKEND");
-        ::unsetenv("GLASSBOX_PG_DSN");
         ClusterTest::TearDown();
+        env_.reset();
     }
+    // From here on, the processes this test starts keep their state in the target database.
+    void use_postgres() { env_.emplace(dsn_); }
 
     CommandResult glassbox(std::vector<std::string> args,
                            milliseconds timeout = milliseconds{120'000}) {
@@ -117,6 +118,7 @@ protected:
         return run_glassbox(std::move(args), milliseconds{120'000});
     }
 
+    std::optional<PostgresStorageEnv> env_;
     std::optional<PostgresServer> server_;
     std::string dsn_;
     RunningBroker broker_;
@@ -208,8 +210,7 @@ TEST_F(StoreCopy, MovesAHomeToPostgresAndThePostgresStoresAnswerTheSame) {
     EXPECT_NE(refused.err.find("already holds"), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find("--no-traces"), std::string::npos) << refused.err;
 
-    ::setenv("GLASSBOX_STORAGE_BACKEND", "postgres", 1);
-    ::setenv("GLASSBOX_PG_DSN", dsn_.c_str(), 1);
+    use_postgres();
     const auto pg_home = dir() / "pg-home";
     start_store(pg_home);
     start_trace_collector(broker_.endpoint, pg_home);
@@ -286,8 +287,7 @@ TEST_F(StoreCopy, CopiesAHundredThousandFactsWithEqualCounts) {
 
     sqlite_store.terminate();
     ASSERT_TRUE(wait_for_workers(broker_.endpoint, "store", 0, milliseconds{10'000}));
-    ::setenv("GLASSBOX_STORAGE_BACKEND", "postgres", 1);
-    ::setenv("GLASSBOX_PG_DSN", dsn_.c_str(), 1);
+    use_postgres();
     start_store(dir() / "pg-home");
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "store"));
     const json after = stats("default");

@@ -33,14 +33,12 @@ protected:
         if (auto why = PostgresServer::unavailable()) GTEST_SKIP() << *why;
         server_.emplace();
         server_->create_database("traces");
-        // Every process this test starts from here on keeps its traces there.
-        ::setenv("GLASSBOX_STORAGE_BACKEND", "postgres", 1);
-        ::setenv("GLASSBOX_PG_DSN", (server_->dsn("traces") + " password=" + kPassword).c_str(), 1);
+        // Every process this test starts from here on keeps its state there.
+        env_.emplace(server_->dsn("traces") + " password=" + kPassword);
     }
     void TearDown() override {
-        ::unsetenv("GLASSBOX_STORAGE_BACKEND");
-        ::unsetenv("GLASSBOX_PG_DSN");
         ClusterTest::TearDown();
+        env_.reset();
     }
 
     void run_echoes(const std::string& endpoint, int from, int count) {
@@ -69,20 +67,9 @@ protected:
         }
         return true;
     }
-    // Whether any log file of the test holds `text`.
-    bool logs_hold(const std::string& text) const {
-        for (const auto& entry : std::filesystem::recursive_directory_iterator(dir())) {
-            if (!entry.is_regular_file()) continue;
-            const auto ext = entry.path().extension();
-            if (ext != ".out" && ext != ".err" && ext != ".log") continue;
-            std::ifstream in(entry.path());
-            const std::string body{std::istreambuf_iterator<char>(in), {}};
-            if (body.find(text) != std::string::npos) return true;
-        }
-        return false;
-    }
 
     std::optional<PostgresServer> server_;
+    std::optional<PostgresStorageEnv> env_;
 };
 
 // Two collectors, two homes, one database: a session's messages go to one collector while it

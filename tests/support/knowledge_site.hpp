@@ -74,8 +74,8 @@ protected:
 
 // Runs every TEST_P of `fixture` on SQLite (OnSqlite/…) and on PostgreSQL (OnPostgres/…, which
 // tests/CMakeLists labels integration: each test starts from a fresh schema).
-#define GLASSBOX_KNOWLEDGE_BACKENDS(fixture)                                                     \
-    INSTANTIATE_TEST_SUITE_P(OnSqlite, fixture,                                                  \
-                             ::testing::Values(::glassbox::store_testing::Backend::kSqlite));   \
-    INSTANTIATE_TEST_SUITE_P(OnPostgres, fixture,                                                \
+#define GLASSBOX_KNOWLEDGE_BACKENDS(fixture)                                                  \
+    INSTANTIATE_TEST_SUITE_P(OnSqlite, fixture,                                               \
+                             ::testing::Values(::glassbox::store_testing::Backend::kSqlite)); \
+    INSTANTIATE_TEST_SUITE_P(OnPostgres, fixture,                                             \
                              ::testing::Values(::glassbox::store_testing::Backend::kPostgres))

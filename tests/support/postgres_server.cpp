@@ -216,6 +216,16 @@ void PostgresServer::wait_ready(milliseconds timeout) {
     }
 }
 
+PostgresStorageEnv::PostgresStorageEnv(const std::string& dsn) {
+    ::setenv("GLASSBOX_STORAGE_BACKEND", "postgres", 1);
+    ::setenv("GLASSBOX_PG_DSN", dsn.c_str(), 1);
+}
+
+PostgresStorageEnv::~PostgresStorageEnv() {
+    ::unsetenv("GLASSBOX_STORAGE_BACKEND");
+    ::unsetenv("GLASSBOX_PG_DSN");
+}
+
 std::string PostgresServer::listen_address() const {
     return options_.listen_address.empty() ? std::string("127.0.0.1") : options_.listen_address;
 }

@@ -18,6 +18,17 @@
 
 namespace glassbox::integration {
 
+// While it lives, every process started (they inherit the environment) keeps its state in
+// PostgreSQL at `dsn`: GLASSBOX_STORAGE_BACKEND=postgres and GLASSBOX_PG_DSN set, both unset
+// again on destruction.
+class PostgresStorageEnv {
+public:
+    explicit PostgresStorageEnv(const std::string& dsn);
+    ~PostgresStorageEnv();
+    PostgresStorageEnv(const PostgresStorageEnv&) = delete;
+    PostgresStorageEnv& operator=(const PostgresStorageEnv&) = delete;
+};
+
 class PostgresServer {
 public:
     struct Options {

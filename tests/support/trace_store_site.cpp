@@ -6,25 +6,11 @@
 #include <atomic>
 #include <mutex>
 
-#include "tests/support/postgres_server.hpp"
+#include "tests/support/shared_postgres.hpp"
 
 namespace glassbox::trace::testing {
 
 namespace {
-
-// The binary's one server: started by the first PostgreSQL site, stopped when the binary exits.
-integration::PostgresServer* shared_server(std::optional<std::string>& unavailable) {
-    static std::mutex mutex;
-    static std::unique_ptr<integration::PostgresServer> server;
-    static std::optional<std::string> why;
-    std::lock_guard lock(mutex);
-    if (!server && !why) {
-        why = integration::PostgresServer::unavailable();
-        if (!why) server = std::make_unique<integration::PostgresServer>();
-    }
-    unavailable = why;
-    return server.get();
-}
 
 std::filesystem::path fresh_site_dir(int n) {
     auto dir = std::filesystem::temp_directory_path() /
@@ -45,7 +31,7 @@ StoreSite::StoreSite(Backend backend) : backend_(backend) {
     const int n = counter++;
     dir_ = fresh_site_dir(n);
     if (backend_ != Backend::kPostgres) return;
-    auto* server = shared_server(unavailable_);
+    auto* server = integration::shared_postgres(unavailable_);
     if (server == nullptr) return;
     schema_ = "t" + std::to_string(getpid()) + "_" + std::to_string(n);
     server->exec("CREATE SCHEMA " + schema_);
@@ -55,7 +41,7 @@ StoreSite::StoreSite(Backend backend) : backend_(backend) {
 StoreSite::~StoreSite() {
     if (!schema_.empty()) {
         std::optional<std::string> ignored;
-        if (auto* server = shared_server(ignored)) {
+        if (auto* server = integration::shared_postgres(ignored)) {
             try {
                 server->exec("SET client_min_messages = warning; DROP SCHEMA " + schema_ +
                              " CASCADE");
@@ -70,7 +56,7 @@ StoreSite::~StoreSite() {
 
 void StoreSite::exec(const std::string& sql) const {
     std::optional<std::string> ignored;
-    auto* server = shared_server(ignored);
+    auto* server = integration::shared_postgres(ignored);
     ASSERT_NE(server, nullptr) << "exec on a site without a PostgreSQL server";
     server->exec("SET search_path = " + schema_ + "; " + sql);
 }
