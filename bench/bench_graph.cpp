@@ -17,6 +17,11 @@
 //           p and o bound; s and p bound; o bound; all three bound. GraphStore::match with
 //           limit --limit (default 100) against the integer-only SELECT of the same rows on the
 //           same connection (the cost of term lookup and decoding is the ratio). p50 and p90.
+//   --postgres  instead, the store on SQLite against PostgreSQL (a server of this run's own,
+//           fsync on, started as tests/support/postgres_server.hpp does): the same staged load
+//           (--triples, --batch) into each, then --queries graph-RAG store requests (20
+//           entities' edges out and in, limit --limit, and the labels of every term) on each.
+//           Load triples/s, request p50 and p90 of both, and PostgreSQL / SQLite.
 #include <time.h>
 #include <unistd.h>
 #include <algorithm>
@@ -38,7 +43,10 @@
 #include "bench/bench_util.hpp"
 #include "schema/term.hpp"
 #include "schema/vocabulary.hpp"
+#include "storage/pg_connection.hpp"
+#include "storage/sqlite_connection.hpp"
 #include "storage/sqlite_database.hpp"
+#include "tests/support/postgres_server.hpp"
 #include "workers/store/graph_store.hpp"
 #include "workers/store/knowledge_base.hpp"
 
@@ -55,6 +63,8 @@ struct Options : bench::StoreRunOptions {
     std::size_t batches_per_commit = 1;
     // Stage every batch (GraphStore::stage) and commit once at the end (commit_staged).
     bool staged = false;
+    // Compare the store on SQLite and on PostgreSQL (a server of this run's own) instead.
+    bool postgres = false;
 };
 
 // CPU time of this thread: the machines are shared, so wall time alone mixes in other load.
@@ -185,9 +195,10 @@ int run(const Options& o) {
     const auto raw_path = o.dir / ("bench-graph-raw-" + tag + ".db");
     remove_db(store_path);
     remove_db(raw_path);
-    auto db = open_db(store_path, o);
+    auto connection = std::make_unique<storage::SqliteConnection>(open_db(store_path, o));
+    storage::Database* db = &connection->database();
     auto raw_db = open_db(raw_path, o);
-    auto graph = check(store::GraphStore::open(*db), "open graph store");
+    auto graph = check(store::GraphStore::open(*connection), "open graph store");
     check(raw_db->exec("CREATE TABLE raw(s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT "
                        "NULL, g INTEGER NOT NULL)"),
           "raw table");
@@ -389,9 +400,110 @@ int run(const Options& o) {
     std::cout << "\npeak RSS (VmHWM) at the end: "
               << fmt(static_cast<double>(vm_hwm_kb()) / 1024.0, 1) << " MiB\n";
     graph.reset();
-    db.reset();
+    connection.reset();
     raw_db.reset();
     bench::remove_unless_kept(o, {store_path, raw_path}, remove_db);
+    return 0;
+}
+
+// ---- the store on SQLite against PostgreSQL (--postgres) ------------------------------------
+
+// A load as `glassbox load` sends it (a staged batch at a time, one commit), timed whole.
+double load_seconds(storage::sql::Connection& db, const Options& o,
+                    std::vector<schema::Term>& entities) {
+    auto graph = check(store::GraphStore::open(db), "open graph store");
+    const store::SourceRecord source{"file:///bench/synthetic.nt", store::SourceKind::kFile, {}, 1,
+                                     "2026-11-22T00:00:00Z",       "application/n-triples"};
+    Generator generator(o.triples);
+    std::vector<schema::Triple> triples;
+    std::vector<std::array<std::int64_t, 4>> rows;
+    std::mt19937_64 pick(11);
+    const auto t0 = Clock::now();
+    while (generator.next(o.batch, triples, rows)) {
+        (void)check(graph->stage("bench", source, triples), "stage");
+        for (std::size_t k = 0; k < 64 && entities.size() < 4'096; ++k) {
+            const auto& t = triples[pick() % triples.size()];
+            entities.push_back(k % 2 == 0 || !t.o.is_iri() ? t.s : t.o);
+        }
+    }
+    (void)check(graph->commit_staged("bench"), "commit_staged");
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Graph-RAG's store requests: per request, the edges in and out of `kFrontier` entities
+// (triples-batch, limit --limit) and the labels of every term they hold; ms of each request.
+std::vector<double> rag_request_ms(storage::sql::Connection& db, const Options& o,
+                                   const std::vector<schema::Term>& entities) {
+    constexpr std::size_t kFrontier = 20;
+    auto graph = check(store::GraphStore::open(db), "open graph store");
+    std::mt19937_64 rng(7);
+    std::vector<double> ms;
+    for (std::size_t q = 0; q < o.queries; ++q) {
+        std::vector<schema::TriplePattern> patterns;
+        for (std::size_t k = 0; k < kFrontier; ++k) {
+            const auto& e = entities[rng() % entities.size()];
+            patterns.push_back({e, std::nullopt, std::nullopt, std::nullopt});
+            patterns.push_back({std::nullopt, std::nullopt, e, std::nullopt});
+        }
+        const auto t0 = Clock::now();
+        std::vector<std::vector<std::int64_t>> ids;
+        const auto found = check(graph->match_batch(patterns, o.limit, nullptr, &ids), "match");
+        std::vector<std::int64_t> all_ids;
+        std::vector<const schema::Term*> terms;
+        for (std::size_t i = 0; i < found.size(); ++i) {
+            all_ids.insert(all_ids.end(), ids[i].begin(), ids[i].end());
+            for (const auto& t : found[i]) terms.insert(terms.end(), {&t.s, &t.p, &t.o});
+        }
+        (void)check(graph->labels_of_stored(all_ids, terms, "bench"), "labels");
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    return ms;
+}
+
+int run_backends(const Options& o) {
+    if (auto why = integration::PostgresServer::unavailable()) {
+        std::cout << "# bench_graph --postgres: skipped (" << *why << ")\n";
+        return 0;
+    }
+    integration::PostgresServer::Options server_options;
+    server_options.durable = true;  // fsync on, as a production server runs
+    integration::PostgresServer server(server_options);
+    server.exec("CREATE SCHEMA bench");
+    const auto sqlite_path = o.dir / ("bench-graph-backends-" + std::to_string(::getpid()) + ".db");
+    remove_db(sqlite_path);
+    auto sqlite = std::make_unique<storage::SqliteConnection>(open_db(sqlite_path, o));
+    storage::PgOptions pg_options;
+    pg_options.dsn = server.dsn();
+    pg_options.search_path = "bench";
+    auto postgres = check(storage::PgConnection::open(pg_options), "connect to PostgreSQL");
+    std::cout << "# bench_graph --postgres: " << o.triples << " triples staged in batches of "
+              << o.batch << " and committed once; " << o.queries
+              << " graph-RAG store requests (20 entities: edges out and in, limit " << o.limit
+              << ", then the labels of every term)\n\n| | SQLite | PostgreSQL | PostgreSQL / "
+                 "SQLite |\n|---|---:|---:|---:|\n";
+    std::vector<schema::Term> entities;
+    const double sqlite_load = load_seconds(*sqlite, o, entities);
+    std::vector<schema::Term> unused;
+    const double pg_load = load_seconds(*postgres, o, unused);
+    // As autovacuum does after a load of this size (within a minute or so): the planner's
+    // statistics, and the visibility map and hint bits that spare index-only scans their heap
+    // fetches (bench_traces does the same).
+    check(postgres->exec("VACUUM ANALYZE"), "vacuum");
+    auto sqlite_ms = rag_request_ms(*sqlite, o, entities);
+    auto pg_ms = rag_request_ms(*postgres, o, entities);
+
+    const double n = static_cast<double>(o.triples);
+    std::cout << "| load, triples/s | " << fmt(n / sqlite_load, 0) << " | " << fmt(n / pg_load, 0)
+              << " | " << fmt(sqlite_load / pg_load, 2) << " |\n";
+    for (const double at : {0.5, 0.9}) {
+        const double a = percentile(sqlite_ms, at);
+        const double b = percentile(pg_ms, at);
+        std::cout << "| graph-RAG request p" << static_cast<int>(at * 100) << ", ms | " << fmt(a, 3)
+                  << " | " << fmt(b, 3) << " | " << fmt(b / a, 2) << " |\n";
+    }
+    postgres.reset();
+    sqlite.reset();
+    remove_db(sqlite_path);
     return 0;
 }
 
@@ -409,6 +521,8 @@ int main(int argc, char** argv) {
             o.batches_per_commit = args.number();
         } else if (arg == "--staged") {
             o.staged = true;
+        } else if (arg == "--postgres") {
+            o.postgres = true;
         } else {
             return false;
         }
@@ -417,7 +531,8 @@ int main(int argc, char** argv) {
     if (const auto status = bench::read_store_run_options(
             argc, argv, "bench_graph", o, store::kMaxMatchLimit, take,
             "usage: bench_graph [--triples N] [--batch N] [--queries N] [--limit N] "
-            "[--cache-mib N] [--batches-per-commit K] [--staged] [--dir PATH] [--keep]\n"))
+            "[--cache-mib N] [--batches-per-commit K] [--staged] [--postgres] [--dir PATH] "
+            "[--keep]\n"))
         return *status;
-    return run(o);
+    return o.postgres ? run_backends(o) : run(o);
 }

@@ -44,6 +44,7 @@
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/term.hpp"
+#include "storage/sqlite_connection.hpp"
 #include "storage/sqlite_database.hpp"
 #include "tests/support/process.hpp"
 #include "workers/store/graph_store.hpp"
@@ -320,7 +321,8 @@ int run(const Options& o) {
     auto db =
         glassbox::storage::Database::open(last_home / "knowledge" / "default.db", open_options);
     if (!db) die("open: " + db.error().message);
-    auto graph = store::GraphStore::open(**db);
+    auto connection = std::make_unique<glassbox::storage::SqliteConnection>(std::move(*db));
+    auto graph = store::GraphStore::open(*connection);
     if (!graph) die("graph: " + graph.error().message);
     std::mt19937_64 rng(11);
     std::uniform_int_distribution<std::size_t> pick(0, entities - 1);
@@ -363,7 +365,7 @@ int run(const Options& o) {
               << fmt(percentile(bus_ms, 0.5) / std::max(percentile(local_ms, 0.5), 1e-6), 2)
               << "\n";
     graph->reset();
-    db->reset();
+    connection.reset();
     cluster.reset();
     bench::remove_unless_kept(o, {work}, [](const fs::path& path) { fs::remove_all(path); });
     return 0;

@@ -34,7 +34,7 @@ Result<std::string> last_loaded(storage::sql::Connection& db) {
     // Both columns hold xsd:dateTime in UTC as the loaders write it, so text order is time order.
     auto st = db.prepare(
         "SELECT max(t) FROM (SELECT max(loaded_at) AS t FROM graph_sources UNION ALL "
-        "SELECT max(loaded_at) FROM documents)");
+        "SELECT max(loaded_at) FROM documents) AS d");
     if (!st) return st.error();
     auto last = st->first([](const storage::sql::Row& row) { return std::string(row.text(0)); });
     if (!last) return last.error();
@@ -49,7 +49,8 @@ Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb) {
     auto facts = count_of(kb.db(), "SELECT count(*) FROM graph_quads");
     if (!facts) return facts.error();
     out.facts = *facts;
-    auto entities = count_of(kb.db(), "SELECT count(*) FROM (SELECT DISTINCT s FROM graph_quads)");
+    auto entities =
+        count_of(kb.db(), "SELECT count(*) FROM (SELECT DISTINCT s FROM graph_quads) AS d");
     if (!entities) return entities.error();
     out.entities = *entities;
     auto documents = kb.documents().stats();

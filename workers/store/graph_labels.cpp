@@ -88,16 +88,24 @@ Result<std::unordered_map<std::int64_t, std::string>> best_labels(
 Result<void> read_best_labels(storage::sql::Connection& db, std::int64_t label_id,
                               const std::vector<std::int64_t>& ids,
                               std::unordered_map<std::int64_t, std::string>& best) {
-    std::string array = "[";
+    // The set as one bound value: a JSON array SQLite's json_each reads, a bigint[] literal on
+    // PostgreSQL.
+    const bool lite = db.dialect() == storage::sql::Dialect::kSqlite;
+    std::string array(1, lite ? '[' : '{');
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (i > 0) array.push_back(',');
         detail::append_id(array, ids[i]);
     }
-    array.push_back(']');
-    auto st = db.prepare(
-        "SELECT q.s, t.kind, t.value, t.qualifier FROM json_each(?1) AS j "
-        "CROSS JOIN graph_quads AS q CROSS JOIN graph_terms AS t "
-        "WHERE q.s = j.value AND q.p = ?2 AND t.id = q.o AND t.kind IN (2, 3)");
+    array.push_back(lite ? ']' : '}');
+    static const std::string kLabelsOf =
+        " CROSS JOIN graph_quads AS q CROSS JOIN graph_terms AS t "
+        "WHERE q.s = j.value AND q.p = ?2 AND t.id = q.o AND t.kind IN (2, 3)";
+    static const std::string kSqlite =
+        "SELECT q.s, t.kind, t.value, t.qualifier FROM json_each(?1) AS j" + kLabelsOf;
+    static const std::string kPostgres =
+        "SELECT q.s, t.kind, t.value, t.qualifier FROM unnest(?1::bigint[]) AS j(value)" +
+        kLabelsOf;
+    auto st = db.prepare(lite ? kSqlite : kPostgres);
     if (!st) return st.error();
     st->bind(1, std::string_view{array}).bind(2, label_id);
     std::unordered_map<std::int64_t, int> rank;
@@ -131,14 +139,44 @@ std::string fallback_label(const Term& term) {
 
 }  // namespace
 
-Result<bool> LabelCache::sync(storage::sql::Connection& connection) {
-    // Without SQLite's change counters nothing tells that another writer changed a label: the
-    // cache is not used (PostgreSQL reads labels each time).
-    auto* lite = storage::SqliteConnection::of(connection);
-    if (lite == nullptr) {
+Result<void> note_graph_change(storage::sql::Connection& db) {
+    if (db.dialect() == storage::sql::Dialect::kSqlite) return {};  // data_version tells
+    auto st = db.prepare(
+        "UPDATE graph_version SET n = n + 1, writer = CAST(txid_current() AS BIGINT) WHERE id = 1");
+    if (!st) return st.error();
+    return st->run();
+}
+
+Result<bool> LabelCache::sync_postgres(storage::sql::Connection& db) {
+    auto st = db.prepare(
+        "SELECT n, writer, current_setting('transaction_read_only') FROM graph_version WHERE id = "
+        "1");
+    if (!st) return st.error();
+    std::int64_t version = -1;
+    std::int64_t writer = -1;
+    bool read_only = false;
+    auto found = st->first([&](const storage::sql::Row& row) {
+        version = row.int64(0);
+        writer = row.int64(1);
+        read_only = row.text(2) == "on";
+        return true;
+    });
+    if (!found) return found.error();
+    // Inside a write transaction what is read may be rolled back (and a rollback undoes the
+    // mark with it): neither served from the cache nor kept.
+    if (!*found || (db.in_transaction() && !read_only)) return false;
+    // The writer's transaction id tells apart two marks of the same count (one rolled back).
+    if (version != version_ || writer != writer_) {
         entries_.clear();
-        return false;
+        version_ = version;
+        writer_ = writer;
     }
+    return true;
+}
+
+Result<bool> LabelCache::sync(storage::sql::Connection& connection) {
+    auto* lite = storage::SqliteConnection::of(connection);
+    if (lite == nullptr) return sync_postgres(connection);
     auto& db = lite->database();
     if (db.in_write_transaction()) return false;
     auto version = db.data_version();
@@ -159,6 +197,14 @@ Result<std::vector<std::string>> read_labels(storage::sql::Connection& db,
     if (!label_id) return label_id.error();
     std::vector<std::optional<std::int64_t>> term_ids(terms.size());
     std::vector<std::int64_t> wanted;
+    if (*label_id >= 0) {
+        // PostgreSQL: the terms' ids looked up by one statement, not a round trip each.
+        std::vector<const Term*> named;
+        for (const auto& term : terms) {
+            if (!term.is_literal()) named.push_back(&term);
+        }
+        if (auto r = dictionary.prefetch_ids(named); !r) return r.error();
+    }
     for (std::size_t i = 0; i < terms.size(); ++i) {
         if (terms[i].is_literal() || *label_id < 0) continue;
         auto id = dictionary.lookup_id(terms[i]);

@@ -29,7 +29,10 @@ struct Entity {
 // unchanged: graph-rag asks for the labels of every edge it explores, and the same predicates
 // and hub entities come back in nearly every request. Each use starts with sync(), which drops
 // everything when this connection has written anything (total_changes) or another connection
-// has committed (data_version) since the last sync: a label is never older than the file.
+// has committed (data_version) since the last sync: a label is never older than the file. On
+// PostgreSQL, where other hosts write the same collection and neither counter exists, every
+// write of quads marks graph_version (note_graph_change) in its transaction, and sync() reads
+// the mark (one round trip, against a labels statement saved).
 // Bounded like the term caches (two generations). Not thread-safe, like the connection.
 class LabelCache {
 public:
@@ -45,10 +48,18 @@ public:
     }
 
 private:
+    base::Result<bool> sync_postgres(storage::sql::Connection& db);
+
     detail::TwoGenerationCache<std::int64_t, std::optional<std::string>> entries_;
     std::int64_t total_changes_ = -1;
     std::int64_t data_version_ = -1;
+    std::int64_t version_ = -1;  // PostgreSQL: graph_version's count and writer when last synced
+    std::int64_t writer_ = -1;
 };
+
+// Inside a write transaction that added quads: marks the graph changed for every process's
+// LabelCache (PostgreSQL's graph_version; nothing on SQLite, whose data_version tells).
+base::Result<void> note_graph_change(storage::sql::Connection& db);
 
 // One label per term, in order (see GraphStore::labels). Labels adding up to more than
 // `max_bytes` end it with kInvalidRequest saying so (the same long label asked for many times

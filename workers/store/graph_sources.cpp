@@ -40,8 +40,11 @@ Result<void> check_source(const SourceRecord& source) {
 Result<std::int64_t> store_source(storage::sql::Connection& db, const SourceRecord& source) {
     if (auto r = check_source(source); !r) return r.error();
     auto st = db.prepare(
-        "INSERT INTO graph_sources(uri, kind, document_uri, tier, loaded_at, media_type) "
-        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uri) DO UPDATE SET kind = excluded.kind, "
+        // The id written out (largest + 1, as SQLite's rowid gives it), so both engines number
+        // sources alike; on a conflict the stored row keeps its id.
+        "INSERT INTO graph_sources(id, uri, kind, document_uri, tier, loaded_at, media_type) "
+        "VALUES((SELECT COALESCE(MAX(id), 0) + 1 FROM graph_sources), ?1, ?2, ?3, ?4, ?5, ?6) "
+        "ON CONFLICT(uri) DO UPDATE SET kind = excluded.kind, "
         "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = "
         "excluded.loaded_at, "
         "media_type = excluded.media_type RETURNING id");

@@ -1,8 +1,10 @@
-// The knowledge-graph store on SQLite: the quad tables and their orders, inserting, matching,
-// stats and the provenance export; terms, sources, labels and staged loads have files of their own.
+// The knowledge-graph store on SQLite or PostgreSQL: the quad tables and their orders, inserting,
+// matching, stats and the provenance export; terms, sources, labels and staged loads have files
+// of their own.
 #include "workers/store/graph_store.hpp"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 #include <utility>
 
@@ -45,8 +47,10 @@ Result<void> GraphStore::create_schema() {
     // the table's order, i.e. at random, or rebuilt whole). `src` is the first source of a fact
     // (most facts have one); further sources go to graph_fact_sources. GSPO is an index that
     // holds named graphs only (g = 0 is the default graph, which SPO already orders), so a
-    // default-graph quad is three B-tree entries, not four.
-    return db_.exec(R"sql(
+    // default-graph quad is three B-tree entries, not four. On PostgreSQL the same tables are
+    // ordinary heaps with these primary keys (ddl_for), created under the writer lock so that two
+    // workers opening a new collection at once do not race (its DDL is transactional).
+    static const std::string_view kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS graph_terms(
   id INTEGER PRIMARY KEY,
   hash INTEGER NOT NULL,
@@ -90,12 +94,27 @@ CREATE TABLE IF NOT EXISTS graph_sources(
   tier INTEGER NOT NULL,
   loaded_at TEXT NOT NULL,
   media_type TEXT NOT NULL);
-)sql");
+)sql";
+    if (db_.dialect() == storage::sql::Dialect::kSqlite) return db_.exec(kSchema);
+    auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
+    if (!tx) return tx.error();
+    if (auto r = db_.exec(storage::sql::ddl_for(db_.dialect(), kSchema)); !r) return r.error();
+    // The mark every write of quads moves (note_graph_change), read by LabelCache::sync.
+    if (auto r = db_.exec(
+            "CREATE TABLE IF NOT EXISTS graph_version(id BIGINT PRIMARY KEY, n BIGINT NOT NULL, "
+            "writer BIGINT NOT NULL); INSERT INTO graph_version(id, n, writer) VALUES(1, 0, 0) "
+            "ON CONFLICT DO NOTHING");
+        !r) {
+        return r.error();
+    }
+    return tx->commit();
 }
 
 // Files written before graph_pos / graph_osp existed kept those orders as indexes of
 // graph_quads: copy them into the tables (in key order) and drop the indexes, once.
 Result<void> GraphStore::migrate_index_tables() {
+    // PostgreSQL collections were created with the tables.
+    if (db_.dialect() != storage::sql::Dialect::kSqlite) return {};
     const auto has_old_index = [this]() -> Result<bool> {
         auto st = db_.prepare(
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
@@ -129,7 +148,16 @@ Result<void> GraphStore::migrate_index_tables() {
 // ---- sources -------------------------------------------------------------------------------
 
 Result<std::int64_t> GraphStore::register_source(const SourceRecord& source) {
-    return store_source(db_, source);
+    // A statement alone is its own transaction on either engine, but on PostgreSQL only the
+    // writer lock keeps another process from taking the same next id meanwhile.
+    if (db_.dialect() == storage::sql::Dialect::kSqlite || db_.in_transaction())
+        return store_source(db_, source);
+    auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
+    if (!tx) return tx.error();
+    auto id = store_source(db_, source);
+    if (!id) return id;
+    if (auto r = tx->commit(); !r) return r.error();
+    return id;
 }
 
 // ---- the term dictionary -------------------------------------------------------------------
@@ -141,6 +169,8 @@ Result<std::optional<std::int64_t>> GraphStore::find_term(const Term& term) {
 }
 
 Result<std::vector<Term>> GraphStore::terms(std::span<const std::int64_t> ids) {
+    // PostgreSQL: the uncached ones read by one statement, not a round trip each.
+    if (auto r = dictionary_.prefetch_terms(ids); !r) return r.error();
     std::vector<Term> out;
     out.reserve(ids.size());
     for (const auto id : ids) {
@@ -163,6 +193,9 @@ Result<InsertCounts> GraphStore::insert(std::int64_t source_id, std::span<const 
         TermDictionary::KnownTermsScope known{dictionary_};
         if (auto r = dictionary_.sync_known_terms(); !r) return r.error();
         auto counts = insert_rows(source_id, triples);
+        if (counts && counts->added > 0) {
+            if (auto r = note_graph_change(db_); !r) counts = r.error();
+        }
         if (counts) {
             if (auto r = tx->commit(); !r) {
                 dictionary_.forget_cached_terms();
@@ -176,6 +209,9 @@ Result<InsertCounts> GraphStore::insert(std::int64_t source_id, std::span<const 
     if (auto r = db_.exec("SAVEPOINT graph_insert"); !r) return r.error();
     dictionary_.set_caching(false);
     auto counts = insert_rows(source_id, triples);
+    if (counts && counts->added > 0) {
+        if (auto r = note_graph_change(db_); !r) counts = r.error();
+    }
     dictionary_.set_caching(true);
     if (!counts) {
         (void)db_.exec("ROLLBACK TO graph_insert; RELEASE graph_insert");
@@ -199,6 +235,8 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id,
                                                         " (register it first)");
         }
     }
+    if (db_.dialect() != storage::sql::Dialect::kSqlite)
+        return insert_rows_by_sets(source_id, triples);
     std::vector<detail::Quad> quads;
     quads.reserve(triples.size());
     TermDictionary::StatementMemo memo;
@@ -252,6 +290,38 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id,
     return counts;
 }
 
+// PostgreSQL, where each statement is a round trip: the batch's distinct terms interned at once
+// (TermBatch; statement by statement only when it holds a quoted triple) and the quads written
+// as a staged commit writes a group, by a few statements for the whole call.
+Result<InsertCounts> GraphStore::insert_rows_by_sets(std::int64_t source_id,
+                                                     std::span<const Triple> triples) {
+    auto batch = TermBatch::build(triples);
+    if (!batch) return batch.error();
+    std::vector<StagedLoads::StagedQuad> group;
+    group.reserve(triples.size());
+    if (batch->by_statement()) {
+        TermDictionary::StatementMemo memo;
+        for (const auto& triple : triples) {
+            auto ids = dictionary_.intern_statement(triple, memo);
+            if (!ids) return ids.error();
+            group.push_back({(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], source_id});
+        }
+    } else {
+        auto ids = dictionary_.intern_batch(*batch);
+        if (!ids) return ids.error();
+        const auto id_of = [&ids](std::uint32_t at) {
+            return at == TermBatch::kDefaultGraph ? std::int64_t{0} : (*ids)[at];
+        };
+        for (const auto& at : batch->statements())
+            group.push_back({id_of(at[0]), id_of(at[1]), id_of(at[2]), id_of(at[3]), source_id});
+    }
+    InsertCounts counts;
+    StagedLoads writer(db_, dictionary_, options_.staged_commit_group);
+    if (auto r = writer.commit_group(group, counts, false); !r) return r.error();
+    counts.already_present = triples.size() - counts.added;
+    return counts;
+}
+
 // ---- matching ------------------------------------------------------------------------------
 
 namespace {
@@ -263,51 +333,171 @@ struct BoundPattern {
 // The SQL for a pattern shape: the table whose key order serves the bound positions (SPO,
 // POS, OSP; GSPO for a named graph alone), ordered by that key for a stable order. Each row
 // carries the object's term (most of a result's distinct terms are objects), so decoding it
-// needs no further lookup; CROSS JOIN keeps the quad table the outer loop.
-std::string match_sql(const BoundPattern& b, bool limited) {
+// needs no further lookup; SQLite's CROSS JOIN keeps the quad table the outer loop (PostgreSQL
+// has no such hint and no CROSS JOIN with ON: its planner picks the loop from the key).
+struct MatchOrder {
     const char* table = "graph_quads";
     const char* order = "q.s, q.p, q.o, q.g";
+};
+
+MatchOrder match_order(const BoundPattern& b) {
     if (b.s) {
-        if (b.o && !b.p) {
-            table = "graph_osp";
-            order = "q.o, q.s, q.p, q.g";
-        }
+        if (b.o && !b.p) return {"graph_osp", "q.o, q.s, q.p, q.g"};
     } else if (b.p) {
-        table = "graph_pos";
-        order = "q.p, q.o, q.s, q.g";
+        return {"graph_pos", "q.p, q.o, q.s, q.g"};
     } else if (b.o) {
-        table = "graph_osp";
-        order = "q.o, q.s, q.p, q.g";
+        return {"graph_osp", "q.o, q.s, q.p, q.g"};
     } else if (b.g && *b.g != 0) {
-        order = "q.g, q.s, q.p, q.o";
+        return {"graph_quads", "q.g, q.s, q.p, q.o"};
     }
-    std::string sql = "SELECT q.s, q.p, q.o, q.g, t.kind, t.value, t.qualifier FROM ";
-    sql += table;
-    sql += " AS q CROSS JOIN graph_terms AS t ON t.id = q.o";
+    return {};
+}
+
+std::string match_sql(const BoundPattern& b, bool limited, storage::sql::Dialect dialect) {
+    const auto [table, order] = match_order(b);
+    std::string sql = "SELECT q.s, q.p, q.o, q.g, t.kind, t.value, t.qualifier";
+    if (dialect == storage::sql::Dialect::kSqlite) {
+        sql += " FROM ";
+        sql += table;
+        sql += " AS q CROSS JOIN graph_terms AS t ON t.id = q.o";
+    } else {
+        // The subject's and predicate's terms too (columns 7-12, kSubjectColumn): a server is a
+        // round trip away, and decoding them one by one would cost one per distinct term.
+        sql += ", ts.kind, ts.value, ts.qualifier, tp.kind, tp.value, tp.qualifier FROM ";
+        sql += table;
+        sql +=
+            " AS q JOIN graph_terms AS t ON t.id = q.o JOIN graph_terms AS ts ON ts.id = q.s JOIN "
+            "graph_terms AS tp ON tp.id = q.p";
+    }
+    // Placeholders numbered in the order the bound positions come (bind_pattern's order), with
+    // no gap: PostgreSQL cannot type a parameter the statement does not use.
     std::string where;
-    const auto add = [&](bool bound, const char* condition) {
+    int placeholders = 0;
+    const auto add = [&](bool bound, const char* condition, bool numbered) {
         if (!bound) return;
         where += where.empty() ? " WHERE " : " AND ";
         where += condition;
+        if (numbered) where += std::to_string(++placeholders);
     };
-    add(b.s.has_value(), "q.s = ?1");
-    add(b.p.has_value(), "q.p = ?2");
-    add(b.o.has_value(), "q.o = ?3");
-    add(b.g.has_value(), "q.g = ?4");
+    add(b.s.has_value(), "q.s = ?", true);
+    add(b.p.has_value(), "q.p = ?", true);
+    add(b.o.has_value(), "q.o = ?", true);
+    add(b.g.has_value(), "q.g = ?", true);
     // Lets the planner use the partial GSPO index, which holds named graphs only.
-    add(b.g.has_value() && *b.g != 0, "q.g != 0");
+    add(b.g.has_value() && *b.g != 0, "q.g != 0", false);
     sql += where;
     sql += " ORDER BY ";
     sql += order;
-    if (limited) sql += " LIMIT ?5";
+    if (limited) sql += " LIMIT ?" + std::to_string(placeholders + 1);
     return sql;
 }
 
-void bind_pattern(storage::sql::Statement& st, const BoundPattern& b) {
-    if (b.s) st.bind(1, *b.s);
-    if (b.p) st.bind(2, *b.p);
-    if (b.o) st.bind(3, *b.o);
-    if (b.g) st.bind(4, *b.g);
+// The term whose kind, value and qualifier are the row's columns first.. first + 2; nullopt for
+// a quoted triple (its parts are ids) or a kind decode() reports.
+std::optional<Term> stored_term(const storage::sql::Row& row, int first) {
+    switch (row.int64(first)) {
+        case StoredKind::kIri:
+            return Term(schema::Iri{std::string(row.text(first + 1))});
+        case StoredKind::kBlank:
+            return Term(schema::BlankNode{std::string(row.text(first + 1))});
+        case StoredKind::kTypedLiteral:
+            return Term(schema::Literal{
+                std::string(row.text(first + 1)), std::string(row.text(first + 2)), {}});
+        case StoredKind::kLangLiteral:
+            return Term(schema::Literal{
+                std::string(row.text(first + 1)), {}, std::string(row.text(first + 2))});
+        default:
+            return std::nullopt;
+    }
+}
+
+// Where match_sql's PostgreSQL rows carry the subject's term (the predicate's follows it).
+constexpr int kSubjectColumn = 7;
+
+// PostgreSQL: the patterns of one shape (the same positions bound, the `shape`th of a batch)
+// as part of one statement: the bound ids as arrays (?first …, one per bound position, in
+// s p o g order), each pattern's rows read by a LATERAL subquery with match_sql's table, order
+// and limit (the next placeholder). The rows are the quad's ids, the pattern's 1-based place in
+// the arrays (kPlaceColumn) and the shape (kShapeColumn); the order of rows is not kept (the
+// caller sorts each pattern's). Ids only: each key order's table answers from its index alone,
+// and the terms are decoded from the cache, the missing ones read in one go.
+std::string batch_sql(const BoundPattern& b, int first, std::size_t shape) {
+    const auto [table, order] = match_order(b);
+    std::string arrays;
+    std::string names;
+    std::string where;
+    int n = first;
+    const std::pair<bool, const char*> positions[4] = {{b.s.has_value(), "s"},
+                                                       {b.p.has_value(), "p"},
+                                                       {b.o.has_value(), "o"},
+                                                       {b.g.has_value(), "g"}};
+    for (const auto& [bound, name] : positions) {
+        if (!bound) continue;
+        arrays += (n > first ? ", ?" : "?") + std::to_string(n) + "::bigint[]";
+        ++n;
+        names += std::string(name) + ", ";
+        where += std::string(where.empty() ? " WHERE " : " AND ") + "q." + name + " = b." + name;
+    }
+    if (n == first) {  // no position bound: the array only counts the patterns
+        arrays = "?" + std::to_string(n) + "::bigint[]";
+        ++n;
+        names = "unused, ";
+    }
+    if (b.g && *b.g != 0) where += " AND q.g != 0";
+    return "SELECT q.s, q.p, q.o, q.g, b.k, " + std::to_string(shape) + " FROM unnest(" + arrays +
+           ") WITH ORDINALITY AS b(" + names + "k) CROSS JOIN LATERAL (SELECT q.s, q.p, q.o, q.g " +
+           "FROM " + table + " AS q" + where + " ORDER BY " + order + " LIMIT ?" +
+           std::to_string(n) + ") AS q";
+}
+
+constexpr int kPlaceColumn = 4;
+constexpr int kShapeColumn = 5;
+
+// Binds batch_sql's arrays for the patterns `members` (all of one shape) from placeholder
+// `next` on; returns the next placeholder number. `arrays` keeps the bound texts alive until the
+// statement is reset.
+int bind_batch(storage::sql::Statement& st, const std::vector<std::optional<BoundPattern>>& bound,
+               const std::vector<std::size_t>& members, std::array<std::string, 4>& arrays,
+               int next) {
+    const BoundPattern& shape = *bound[members.front()];
+    const std::optional<std::int64_t> BoundPattern::*positions[4] = {
+        &BoundPattern::s, &BoundPattern::p, &BoundPattern::o, &BoundPattern::g};
+    const int first = next;
+    for (std::size_t c = 0; c < 4; ++c) {
+        const bool any_bound = (shape.*positions[c]).has_value();
+        if (!any_bound && !(c == 3 && next == first)) continue;
+        std::string& array = arrays[c];
+        array = "{";
+        for (std::size_t k = 0; k < members.size(); ++k) {
+            if (k > 0) array.push_back(',');
+            detail::append_id(array, (bound[members[k]].value().*positions[c]).value_or(0));
+        }
+        array.push_back('}');
+        st.bind_static(next++, array);
+    }
+    return next;
+}
+
+// Sorts a pattern's quads into the key order of the table that answered it (match_order).
+void sort_in_key_order(std::vector<detail::Quad>& quads, const BoundPattern& b) {
+    const std::string_view order = match_order(b).order;
+    const auto key = [order](const detail::Quad& q) {
+        if (order.starts_with("q.p")) return std::tuple(q.p, q.o, q.s, q.g);
+        if (order.starts_with("q.o")) return std::tuple(q.o, q.s, q.p, q.g);
+        if (order.starts_with("q.g")) return std::tuple(q.g, q.s, q.p, q.o);
+        return std::tuple(q.s, q.p, q.o, q.g);
+    };
+    std::sort(quads.begin(), quads.end(),
+              [&key](const detail::Quad& a, const detail::Quad& b2) { return key(a) < key(b2); });
+}
+
+// Binds the pattern's bound positions as match_sql numbers them; returns the next number.
+int bind_pattern(storage::sql::Statement& st, const BoundPattern& b) {
+    int next = 1;
+    for (const auto& id : {b.s, b.p, b.o, b.g}) {
+        if (id) st.bind(next++, *id);
+    }
+    return next;
 }
 
 }  // namespace
@@ -346,6 +536,8 @@ Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(
     std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern,
     MatchBudget* budget, std::vector<std::vector<std::int64_t>>* ids) {
     storage::sql::ReadScope snapshot(db_);  // every pattern read from one snapshot, one read lock
+    if (db_.dialect() != storage::sql::Dialect::kSqlite)
+        return match_batch_by_sets(patterns, limit_per_pattern, budget, ids);
     std::vector<std::vector<Triple>> results;
     results.reserve(patterns.size());
     if (ids != nullptr) {
@@ -401,10 +593,10 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     if (!bound) return bound.error();
     std::vector<Triple> out;
     if (!*bound) return out;
-    auto st = db_.prepare(match_sql(**bound, true));
+    auto st = db_.prepare(match_sql(**bound, true, db_.dialect()));
     if (!st) return st.error();
-    bind_pattern(*st, **bound);
-    st->bind(5, static_cast<std::int64_t>(limit));
+    const int limit_at = bind_pattern(*st, **bound);
+    st->bind(limit_at, static_cast<std::int64_t>(limit));
     RowMemo memo;
     auto read = st->each([&](const storage::sql::Row& row) -> Result<bool> {
         auto triple = decode_row(row, pattern, memo);
@@ -434,6 +626,155 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     return out;
 }
 
+namespace {
+
+// Each pattern's rows (all of them, in order) cut by `limit` already, then by the budget as
+// match_batch on SQLite cuts them: pattern by pattern, a stop check before each and every
+// kBudgetCheckRows rows, the batch ending with the first row that does not fit.
+std::vector<std::vector<Triple>> within_budget(std::vector<std::vector<Triple>>& rows,
+                                               std::vector<std::vector<std::int64_t>>& row_ids,
+                                               MatchBudget* budget,
+                                               std::vector<std::vector<std::int64_t>>* ids) {
+    std::vector<std::vector<Triple>> results;
+    results.reserve(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (budget != nullptr && budget->should_stop && budget->should_stop())
+            budget->stopped = true;
+        if (budget != nullptr && budget->exhausted()) break;
+        std::size_t kept = 0;
+        for (; kept < rows[i].size(); ++kept) {
+            if (budget == nullptr) {
+                kept = rows[i].size();
+                break;
+            }
+            const std::size_t bytes = triple_wire_bytes(rows[i][kept]);
+            if (bytes > budget->bytes_left) {
+                budget->over_bytes = true;
+                break;
+            }
+            budget->bytes_left -= bytes;
+            if (budget->should_stop && kept % kBudgetCheckRows == kBudgetCheckRows - 1 &&
+                budget->should_stop()) {
+                budget->stopped = true;
+                ++kept;
+                break;
+            }
+        }
+        rows[i].resize(kept);
+        results.push_back(std::move(rows[i]));
+        if (ids != nullptr) {
+            row_ids[i].resize(3 * kept);
+            ids->push_back(std::move(row_ids[i]));
+        }
+    }
+    return results;
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<Triple>>> GraphStore::match_batch_by_sets(
+    std::span<const schema::TriplePattern> patterns, std::uint32_t limit, MatchBudget* budget,
+    std::vector<std::vector<std::int64_t>>* ids) {
+    if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
+    if (ids != nullptr) ids->clear();
+    // The patterns' terms looked up by one statement, then each pattern bound from the cache.
+    std::vector<Term> graph_names;
+    graph_names.reserve(patterns.size());
+    std::vector<const Term*> terms;
+    for (const auto& pattern : patterns) {
+        for (const auto* term : {&pattern.s, &pattern.p, &pattern.o})
+            if (term->has_value()) terms.push_back(&**term);
+        if (pattern.g && !pattern.g->empty()) graph_names.push_back(schema::iri(*pattern.g));
+    }
+    for (const auto& name : graph_names) terms.push_back(&name);
+    if (auto r = dictionary_.prefetch_ids(terms); !r) return r.error();
+    std::vector<std::optional<BoundPattern>> bound(patterns.size());
+    std::map<std::string, std::vector<std::size_t>> shapes;  // a shape's key -> its patterns
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+        auto b = bind_ids(
+            patterns[i], [this](const Term& t) { return dictionary_.lookup_id(t); },
+            [this](const std::string& g) { return dictionary_.lookup_graph(g); });
+        if (!b) return b.error();
+        bound[i] = *b;
+        if (*b) shapes[batch_sql(**b, 1, 0)].push_back(i);
+    }
+    // Every shape in one statement (UNION ALL): one round trip for the whole batch.
+    std::vector<const std::vector<std::size_t>*> members;
+    std::string sql;
+    int next = 1;
+    for (const auto& [key, group] : shapes) {
+        const BoundPattern& b = *bound[group.front()];
+        if (!sql.empty()) sql += " UNION ALL ";
+        sql += batch_sql(b, next, members.size());
+        next += std::max(1, static_cast<int>(b.s.has_value()) + b.p.has_value() + b.o.has_value() +
+                                b.g.has_value()) +
+                1;
+        members.push_back(&group);
+    }
+    std::vector<std::vector<detail::Quad>> quads(patterns.size());
+    std::vector<std::int64_t> seen_ids;
+    if (!sql.empty()) {
+        auto st = db_.prepare(sql);
+        if (!st) return st.error();
+        std::vector<std::array<std::string, 4>> arrays(members.size());
+        next = 1;
+        for (std::size_t j = 0; j < members.size(); ++j) {
+            next = bind_batch(*st, bound, *members[j], arrays[j], next);
+            st->bind(next++, static_cast<std::int64_t>(limit));
+        }
+        auto read = st->each([&](const storage::sql::Row& row) -> Result<void> {
+            const auto shape = static_cast<std::size_t>(row.int64(kShapeColumn));
+            const auto place = static_cast<std::size_t>(row.int64(kPlaceColumn));
+            if (shape >= members.size() || place < 1 || place > members[shape]->size())
+                return make_error(ErrorType::kInternal, "graph store: a batch row out of place");
+            const detail::Quad q{row.int64(0), row.int64(1), row.int64(2), row.int64(3)};
+            quads[(*members[shape])[place - 1]].push_back(q);
+            seen_ids.insert(seen_ids.end(), {q.s, q.p, q.o, q.g});
+            return {};
+        });
+        if (!read) return read.error();
+    }
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+        if (bound[i]) sort_in_key_order(quads[i], *bound[i]);
+    }
+    if (auto r = dictionary_.prefetch_terms(seen_ids); !r) return r.error();
+    std::vector<std::vector<Triple>> rows(patterns.size());
+    std::vector<std::vector<std::int64_t>> row_ids(patterns.size());
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+        for (const auto& q : quads[i]) {
+            auto triple = decode_quad(q, patterns[i]);
+            if (!triple) return triple.error();
+            rows[i].push_back(std::move(*triple));
+            row_ids[i].insert(row_ids[i].end(), {q.s, q.p, q.o});
+        }
+    }
+    return within_budget(rows, row_ids, budget, ids);
+}
+
+Result<Triple> GraphStore::decode_quad(const detail::Quad& q,
+                                       const schema::TriplePattern& pattern) {
+    Triple triple;
+    const std::tuple<const std::optional<Term>*, std::int64_t, Term*> parts[3] = {
+        {&pattern.s, q.s, &triple.s}, {&pattern.p, q.p, &triple.p}, {&pattern.o, q.o, &triple.o}};
+    for (const auto& [bound, id, out] : parts) {
+        if (bound->has_value()) {
+            *out = **bound;
+            continue;
+        }
+        auto term = dictionary_.decode(id);
+        if (!term) return term.error();
+        *out = std::move(*term);
+    }
+    if (q.g != 0) {
+        auto graph = dictionary_.decode(q.g);
+        if (!graph) return graph.error();
+        if (!graph->is_iri())
+            return make_error(ErrorType::kInternal, "graph store: a graph name is not an IRI");
+        triple.graph = graph->as_iri().value;
+    }
+    return triple;
+}
+
 Result<Triple> GraphStore::decode_row(const storage::sql::Row& st,
                                       const schema::TriplePattern& pattern, RowMemo& memo) {
     const std::int64_t s = st.int64(0);
@@ -442,15 +783,21 @@ Result<Triple> GraphStore::decode_row(const storage::sql::Row& st,
     const std::int64_t g = st.int64(3);
     // A position the pattern binds is copied from it; any other is decoded, reusing the last
     // row's term while the id repeats (rows come in index order).
-    const auto fill = [this](const std::optional<Term>& bound, std::int64_t id,
-                             std::int64_t& memo_id, Term& memo_term, Term& out) -> Result<void> {
+    // PostgreSQL's rows carry the subject's and predicate's terms (match_sql).
+    const bool joined = db_.dialect() != storage::sql::Dialect::kSqlite;
+    const auto fill = [&](const std::optional<Term>& bound, std::int64_t id, int column,
+                          std::int64_t& memo_id, Term& memo_term, Term& out) -> Result<void> {
         if (bound) {
             out = *bound;
             return {};
         }
         if (memo_id != id) {
-            auto term = dictionary_.decode(id);
-            if (!term) return term.error();
+            auto term = joined ? stored_term(st, column) : std::nullopt;
+            if (!term) {
+                auto decoded = dictionary_.decode(id);
+                if (!decoded) return decoded.error();
+                term = std::move(*decoded);
+            }
             memo_term = std::move(*term);
             memo_id = id;
         }
@@ -458,30 +805,18 @@ Result<Triple> GraphStore::decode_row(const storage::sql::Row& st,
         return {};
     };
     Triple triple;
-    if (auto r = fill(pattern.s, s, memo.s, memo.s_term, triple.s); !r) return r.error();
-    if (auto r = fill(pattern.p, p, memo.p, memo.p_term, triple.p); !r) return r.error();
+    if (auto r = fill(pattern.s, s, kSubjectColumn, memo.s, memo.s_term, triple.s); !r)
+        return r.error();
+    if (auto r = fill(pattern.p, p, kSubjectColumn + 3, memo.p, memo.p_term, triple.p); !r)
+        return r.error();
     if (pattern.o) {
         triple.o = *pattern.o;
-    } else {
-        switch (st.int64(4)) {
-            case StoredKind::kIri:
-                triple.o = schema::Iri{std::string(st.text(5))};
-                break;
-            case StoredKind::kBlank:
-                triple.o = schema::BlankNode{std::string(st.text(5))};
-                break;
-            case StoredKind::kTypedLiteral:
-                triple.o = schema::Literal{std::string(st.text(5)), std::string(st.text(6)), {}};
-                break;
-            case StoredKind::kLangLiteral:
-                triple.o = schema::Literal{std::string(st.text(5)), {}, std::string(st.text(6))};
-                break;
-            default: {  // a quoted triple (its parts are ids) or a kind decode() reports
-                auto object = dictionary_.decode(o);
-                if (!object) return object.error();
-                triple.o = std::move(*object);
-            }
-        }
+    } else if (auto object = stored_term(st, 4)) {
+        triple.o = std::move(*object);
+    } else {  // a quoted triple (its parts are ids) or a kind decode() reports
+        auto decoded = dictionary_.decode(o);
+        if (!decoded) return decoded.error();
+        triple.o = std::move(*decoded);
     }
     if (g != 0) {
         auto graph = dictionary_.decode(g);
@@ -502,9 +837,9 @@ Result<void> GraphStore::match_each(const schema::TriplePattern& pattern, std::s
     if (!bound) return bound.error();
     if (!*bound) return {};
     // Its own statement (not the cached one), so the callback may run matches of the same shape.
-    auto st = db_.prepare_once(match_sql(**bound, false));
+    auto st = db_.prepare_once(match_sql(**bound, false, db_.dialect()));
     if (!st) return st.error();
-    bind_pattern(*st, **bound);
+    (void)bind_pattern(*st, **bound);
     std::vector<Triple> batch;
     batch.reserve(batch_size);
     RowMemo memo;
@@ -539,7 +874,7 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
         auto st = db_.prepare(
             "SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
         if (!st) return st.error();
-        bind_pattern(*st, b);
+        (void)bind_pattern(*st, b);
         auto first = st->first([](const storage::sql::Row& row) { return row.int64(0); });
         if (!first) return first.error();
         if (!*first) return out;
@@ -549,7 +884,7 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
         auto st = db_.prepare(
             "SELECT source FROM graph_fact_sources WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
         if (!st) return st.error();
-        bind_pattern(*st, b);
+        (void)bind_pattern(*st, b);
         auto read =
             st->each([&](const storage::sql::Row& row) { source_ids.push_back(row.int64(0)); });
         if (!read) return read.error();
@@ -609,11 +944,12 @@ Result<GraphStats> GraphStore::stats() {
     };
     const std::pair<std::uint64_t*, const char*> counts[] = {
         {&stats.quads, "SELECT count(*) FROM graph_quads"},
-        {&stats.subjects, "SELECT count(*) FROM (SELECT DISTINCT s FROM graph_quads)"},
-        {&stats.predicates, "SELECT count(*) FROM (SELECT DISTINCT p FROM graph_pos)"},
-        {&stats.objects, "SELECT count(*) FROM (SELECT DISTINCT o FROM graph_osp)"},
+        {&stats.subjects, "SELECT count(*) FROM (SELECT DISTINCT s FROM graph_quads) AS d"},
+        {&stats.predicates, "SELECT count(*) FROM (SELECT DISTINCT p FROM graph_pos) AS d"},
+        {&stats.objects, "SELECT count(*) FROM (SELECT DISTINCT o FROM graph_osp) AS d"},
         {&stats.terms, "SELECT count(*) FROM graph_terms"},
-        {&stats.graphs, "SELECT count(*) FROM (SELECT DISTINCT g FROM graph_quads WHERE g != 0)"},
+        {&stats.graphs,
+         "SELECT count(*) FROM (SELECT DISTINCT g FROM graph_quads WHERE g != 0) AS d"},
         {&stats.sources, "SELECT count(*) FROM graph_sources"},
     };
     for (const auto& [slot, sql] : counts) {
@@ -637,7 +973,7 @@ Result<GraphStats> GraphStore::stats() {
     }
     // A fact with further sources counts under its best tier: move it there.
     auto st = db_.prepare(
-        "SELECT first.tier, min(more.tier) FROM graph_fact_sources AS f "
+        "SELECT min(first.tier), min(more.tier) FROM graph_fact_sources AS f "
         "JOIN graph_quads AS q ON q.s = f.s AND q.p = f.p AND q.o = f.o AND q.g = f.g "
         "JOIN graph_sources AS first ON first.id = q.src JOIN graph_sources AS more ON more.id = "
         "f.source "
@@ -656,6 +992,37 @@ Result<GraphStats> GraphStore::stats() {
 }
 
 // ---- provenance export ---------------------------------------------------------------------
+
+namespace {
+
+// The facts of `table` with a source each; with `joined` (PostgreSQL) each row carries its three
+// terms too (columns 4-12), since decoding them one by one would be a round trip each.
+std::string provenance_sql(bool joined, const std::string& table, const char* source) {
+    if (!joined) return "SELECT s, p, o, " + std::string(source) + " FROM " + table;
+    return "SELECT f.s, f.p, f.o, f." + std::string(source) +
+           ", ts.kind, ts.value, ts.qualifier, tp.kind, tp.value, tp.qualifier, tobj.kind, "
+           "tobj.value, tobj.qualifier FROM " +
+           table +
+           " AS f JOIN graph_terms AS ts ON ts.id = f.s JOIN graph_terms AS tp ON tp.id = f.p "
+           "JOIN graph_terms AS tobj ON tobj.id = f.o";
+}
+
+}  // namespace
+
+Result<Triple> GraphStore::fact_of_row(const storage::sql::Row& row, bool joined) {
+    Triple fact;
+    Term* members[3] = {&fact.s, &fact.p, &fact.o};
+    for (int i = 0; i < 3; ++i) {
+        if (auto term = joined ? stored_term(row, 4 + 3 * i) : std::nullopt) {
+            *members[i] = std::move(*term);
+            continue;
+        }
+        auto term = dictionary_.decode(row.int64(i));
+        if (!term) return term.error();
+        *members[i] = std::move(*term);
+    }
+    return fact;
+}
 
 Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleBatchFn& on_batch) {
     namespace vocab = schema::vocab;
@@ -703,23 +1070,18 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
         });
         if (!read) return read;
     }
-    for (const char* sql : {"SELECT s, p, o, src FROM graph_quads",
-                            "SELECT s, p, o, source FROM graph_fact_sources"}) {
+    const bool joined = db_.dialect() != storage::sql::Dialect::kSqlite;
+    for (const auto& sql : {provenance_sql(joined, "graph_quads", "src"),
+                            provenance_sql(joined, "graph_fact_sources", "source")}) {
         if (stopped) return {};
         auto st = db_.prepare_once(sql);
         if (!st) return st.error();
         auto read = st->each([&](const storage::sql::Row& row) -> Result<bool> {
-            const std::int64_t ids[3] = {row.int64(0), row.int64(1), row.int64(2)};
             const auto source = source_uris.find(row.int64(3));
             if (source == source_uris.end()) return true;
-            Triple fact;
-            Term* members[3] = {&fact.s, &fact.p, &fact.o};
-            for (int i = 0; i < 3; ++i) {
-                auto term = dictionary_.decode(ids[i]);
-                if (!term) return term.error();
-                *members[i] = std::move(*term);
-            }
-            batch.push_back(Triple{schema::quoted(std::move(fact)), derived,
+            auto fact = fact_of_row(row, joined);
+            if (!fact) return fact.error();
+            batch.push_back(Triple{schema::quoted(std::move(*fact)), derived,
                                    schema::iri(source->second), graph});
             flush(false);
             return !stopped;

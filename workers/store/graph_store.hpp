@@ -1,5 +1,6 @@
 // The knowledge-graph store: dictionary-encoded RDF 1.2 quads with their sources and data tiers,
-// in the collection's SQLite file, read by graph RAG through pattern matches, labels and entities.
+// in the collection's SQLite file or PostgreSQL schema, read by graph RAG through pattern
+// matches, labels and entities.
 #pragma once
 
 #include <array>
@@ -222,8 +223,20 @@ private:
     };
     base::Result<schema::Triple> decode_row(const storage::sql::Row& st,
                                             const schema::TriplePattern& pattern, RowMemo& memo);
+    // A provenance row's fact (s, p, o ids first; with `joined`, their terms from column 4 on).
+    base::Result<schema::Triple> fact_of_row(const storage::sql::Row& row, bool joined);
     base::Result<InsertCounts> insert_rows(std::int64_t source_id,
                                            std::span<const schema::Triple> triples);
+    base::Result<InsertCounts> insert_rows_by_sets(std::int64_t source_id,
+                                                   std::span<const schema::Triple> triples);
+    // match_batch on PostgreSQL: the patterns' terms looked up together, and every pattern of a
+    // shape answered by one statement (a round trip per shape, not per pattern and term).
+    base::Result<std::vector<std::vector<schema::Triple>>> match_batch_by_sets(
+        std::span<const schema::TriplePattern> patterns, std::uint32_t limit, MatchBudget* budget,
+        std::vector<std::vector<std::int64_t>>* ids);
+    // A quad as a triple: the positions `pattern` binds copied from it, the rest decoded.
+    base::Result<schema::Triple> decode_quad(const detail::Quad& q,
+                                             const schema::TriplePattern& pattern);
     // With `ids`, appends each row's subject, predicate and object ids to it.
     base::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
                                                          std::uint32_t limit, MatchBudget* budget,

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "storage/feed_rows.hpp"
+#include "workers/store/graph_labels.hpp"
 #include "workers/store/graph_sources.hpp"
 #include "workers/store/quad_sort.hpp"
 
@@ -137,8 +138,10 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
         auto blob = quads_blob(batch, *n);
         if (!blob) return fail(blob.error());
         auto st = db_.prepare(
-            "INSERT INTO graph_staged_quads(load, statements, staged_at, quads) VALUES(?1, ?2, ?3, "
-            "?4)");
+            // The id written out (largest + 1, as SQLite's rowid gives it): PostgreSQL's table
+            // has no rowid, and batches commit in id order.
+            "INSERT INTO graph_staged_quads(id, load, statements, staged_at, quads) VALUES((SELECT "
+            "COALESCE(MAX(id), 0) + 1 FROM graph_staged_quads), ?1, ?2, ?3, ?4)");
         if (!st) return fail(st.error());
         st->bind(1, load)
             .bind(2, static_cast<std::int64_t>(batch.size()))
@@ -245,6 +248,9 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load) {
     if (!statements) return statements.error();
     if (auto r = delete_staging(db_, load); !r) return r.error();
     if (auto r = drop_stale_staging(); !r) return r.error();
+    if (counts.added > 0) {
+        if (auto r = note_graph_change(db_); !r) return r.error();
+    }
     if (auto r = tx->commit(); !r) return r.error();
     counts.already_present = *statements - counts.added;
     return counts;
@@ -274,7 +280,7 @@ Result<std::unordered_map<std::int64_t, std::int64_t>> StagedLoads::register_sta
 
 Result<std::size_t> StagedLoads::largest_group(std::string_view load) {
     auto st = db_.prepare(
-        "SELECT coalesce(sum(statements), 0), coalesce(max(statements), 0) FROM "
+        "SELECT CAST(coalesce(sum(statements), 0) AS BIGINT), coalesce(max(statements), 0) FROM "
         "graph_staged_quads WHERE load = ?1");
     if (!st) return st.error();
     st->bind(1, load);
@@ -448,17 +454,109 @@ Result<void> write_group(storage::sql::Connection& db, const std::vector<StagedQ
     return {};
 }
 
+// PostgreSQL: the first source stored for each quad of the (deduplicated) group, 0 for a quad
+// not stored, read by one statement per slice instead of an INSERT and a SELECT per quad (each a
+// round trip to the server).
+Result<std::vector<std::int64_t>> stored_first_sources(storage::sql::Connection& db,
+                                                       const std::vector<StagedQuad>& group) {
+    constexpr std::size_t kSlice = 20'000;
+    static const std::string kSql =
+        "SELECT f.k, q.src FROM unnest(?1::bigint[], ?2::bigint[], ?3::bigint[], ?4::bigint[]) "
+        "WITH ORDINALITY AS f(s, p, o, g, k) JOIN graph_quads AS q ON q.s = f.s AND q.p = f.p "
+        "AND q.o = f.o AND q.g = f.g";
+    std::vector<std::int64_t> stored(group.size(), 0);
+    std::array<std::string, 4> arrays;
+    for (std::size_t first = 0; first < group.size(); first += kSlice) {
+        const std::size_t last = std::min(group.size(), first + kSlice);
+        for (auto& array : arrays) array = "{";
+        for (std::size_t i = first; i < last; ++i) {
+            const StagedQuad& q = group[i];
+            const std::int64_t ids[4] = {q.s, q.p, q.o, q.g};
+            for (std::size_t c = 0; c < 4; ++c) {
+                if (i != first) arrays[c].push_back(',');
+                detail::append_id(arrays[c], ids[c]);
+            }
+        }
+        auto st = db.prepare(kSql);
+        if (!st) return st.error();
+        for (std::size_t c = 0; c < 4; ++c) {
+            arrays[c].push_back('}');
+            st->bind_static(static_cast<int>(c + 1), arrays[c]);
+        }
+        auto read = st->each([&](const storage::sql::Row& row) {
+            const auto k = static_cast<std::size_t>(row.int64(0));  // 1-based in the slice
+            if (k >= 1 && first + k - 1 < last) stored[first + k - 1] = row.int64(1);
+        });
+        if (!read) return read.error();
+    }
+    return stored;
+}
+
+// PostgreSQL's write_group: the same rows by a few statements per group. The group (sorted) is
+// deduplicated; the quads not stored are written to SPO from the feed and go to `added`; every
+// source of a quad other than its stored first one is linked, from the feed too.
+Result<void> write_group_by_sets(storage::sql::Connection& db, std::vector<StagedQuad>& group,
+                                 InsertCounts& counts, std::vector<detail::Quad>& added) {
+    auto links = keep_first_of_each_run(group);
+    auto stored = stored_first_sources(db, group);
+    if (!stored) return stored.error();
+    std::vector<StagedQuad> fresh;
+    std::vector<StagedQuad> linked;
+    for (std::size_t i = 0; i < group.size(); ++i) {
+        const StagedQuad& q = group[i];
+        if ((*stored)[i] == 0) {
+            fresh.push_back(q);
+            added.push_back({q.s, q.p, q.o, q.g});
+        } else if ((*stored)[i] != q.src) {
+            linked.push_back(q);  // stored from another source first: this one is a further one
+        }
+    }
+    for (const auto& [index, source] : links) {
+        const StagedQuad& q = group[index];
+        if (source != ((*stored)[index] == 0 ? q.src : (*stored)[index]))
+            linked.push_back({q.s, q.p, q.o, q.g, source});
+    }
+    const auto feed_of = [](const std::vector<StagedQuad>& rows) {
+        return storage::Int64RowFeed{
+            reinterpret_cast<const std::int64_t*>(rows.data()), rows.size(), 5, {0, 1, 2, 3, 4}};
+    };
+    // Under the writer lock nothing else writes: a quad found absent above is still absent.
+    auto n = storage::sql::run_with_row_feed(
+        db, kQuadFeedTable,
+        std::string("INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM ") +
+            kQuadFeedTable,
+        feed_of(fresh));
+    if (!n) return n.error();
+    if (static_cast<std::size_t>(*n) != fresh.size()) {
+        return make_error(ErrorType::kInternal, "graph store: a commit wrote " +
+                                                    std::to_string(*n) + " of " +
+                                                    std::to_string(fresh.size()) + " new quads");
+    }
+    counts.added += fresh.size();
+    auto linked_n = storage::sql::run_with_row_feed(
+        db, kQuadFeedTable,
+        std::string("INSERT INTO graph_fact_sources(s, p, o, g, source) SELECT c0, c1, c2, c3, c4 "
+                    "FROM ") +
+            kQuadFeedTable + " ON CONFLICT DO NOTHING",
+        feed_of(linked));
+    if (!linked_n) return linked_n.error();
+    return {};
+}
+
 // One index order written from its sorted rows by one INSERT ... SELECT from the feed.
 Result<void> write_order(storage::sql::Connection& db, const std::string& insert,
                          const std::vector<detail::Quad>& rows,
                          std::array<std::size_t, storage::kRowFeedColumns> column_at) {
     storage::Int64RowFeed feed{reinterpret_cast<const std::int64_t*>(rows.data()), rows.size(), 4,
                                column_at};
+    // The rows are the quads this commit added to SPO, so no order holds them yet. SQLite keeps
+    // its guard against a conflict (WHERE true: it reads ON CONFLICT after a bare FROM as a
+    // join's); PostgreSQL inserts plainly, sparing a speculative insertion per row.
+    const bool lite = db.dialect() == storage::sql::Dialect::kSqlite;
     if (auto r = storage::sql::run_with_row_feed(
-            db,
-            kQuadFeedTable,  // WHERE true: SQLite reads ON CONFLICT after a bare FROM as a join's.
+            db, kQuadFeedTable,
             insert + " SELECT c0, c1, c2, c3 FROM " + kQuadFeedTable +
-                " WHERE true ON CONFLICT DO NOTHING",
+                (lite ? " WHERE true ON CONFLICT DO NOTHING" : ""),
             feed);
         !r) {
         return r.error();
@@ -486,9 +584,12 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
     std::future<SortedOrders> orders;
     if (fresh) {
         if (auto r = write_fresh_group(db_, group, counts, orders); !r) return r;
-    } else {
+    } else if (db_.dialect() == storage::sql::Dialect::kSqlite) {
         added.reserve(group.size());
         if (auto r = write_group(db_, group, counts, added); !r) return r;
+    } else {
+        added.reserve(group.size());
+        if (auto r = write_group_by_sets(db_, group, counts, added); !r) return r;
     }
     // POS then OSP: sorted into the order's key, written by one statement each. The new quads
     // are in SPO order (the group's), which sort_pos_and_osp needs.

@@ -42,6 +42,12 @@ public:
         std::int64_t s, p, o, g, src;
     };
 
+    // Writes quads (any order, repeats allowed) into the graph, inside the caller's write
+    // transaction: new ones to SPO, POS and OSP, every source of a fact other than its first as
+    // a link; `counts.added` grows by the new ones. `fresh`: the graph holds no quad yet.
+    base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
+                                    bool fresh);
+
 private:
     base::Result<void> drop_stale_staging();
     // The load's number for `source` (its first batch registers it), inside stage()'s
@@ -65,8 +71,6 @@ private:
         const storage::sql::Row& row, std::string_view load,
         const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
         std::vector<StagedQuad>& group);
-    base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
-                                    bool fresh);
 
     storage::sql::Connection& db_;
     TermDictionary& dictionary_;

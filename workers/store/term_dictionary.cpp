@@ -1,9 +1,10 @@
-// The graph store's term dictionary on SQLite: encoding terms to keys, interning, lookups,
-// decoding, and the checks a term must pass to be stored.
+// The graph store's term dictionary on SQLite or PostgreSQL: encoding terms to keys, interning,
+// lookups, decoding, and the checks a term must pass to be stored.
 #include "workers/store/term_dictionary.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_map>
 #include <utility>
 
 #include "base/fnv.hpp"
@@ -205,9 +206,11 @@ Result<void> TermDictionary::sync_known_terms() {
     }
     if (max_id > known_through_) {
         // The first time, the hash index alone (smaller than the table); then the new rows by id.
-        const char* sql = known_through_ == 0
-                              ? "SELECT hash FROM graph_terms INDEXED BY graph_terms_hash"
-                              : "SELECT hash FROM graph_terms WHERE id > ?1";
+        // (INDEXED BY is SQLite's; PostgreSQL's planner chooses an index-only scan itself.)
+        const bool lite = db_.dialect() == storage::sql::Dialect::kSqlite;
+        const char* sql = known_through_ != 0 ? "SELECT hash FROM graph_terms WHERE id > ?1"
+                          : lite ? "SELECT hash FROM graph_terms INDEXED BY graph_terms_hash"
+                                 : "SELECT hash FROM graph_terms";
         auto st = db_.prepare(sql);
         if (!st) return st.error();
         if (known_through_ != 0) st->bind(1, known_through_);
@@ -354,6 +357,11 @@ Result<std::vector<std::int64_t>> TermDictionary::intern_batch(const TermBatch& 
     }
     // Then the file, for a term whose hash it may hold; the rest are new.
     std::vector<std::uint32_t> fresh;
+    if (db_.dialect() != storage::sql::Dialect::kSqlite) {
+        if (auto r = find_batch_keys(batch, missed, ids, fresh); !r) return r.error();
+        if (auto r = insert_new_terms(batch, fresh, ids); !r) return r.error();
+        return ids;
+    }
     for (const auto i : missed) {
         const auto& term = terms[i];
         const auto hash = static_cast<std::int64_t>(term.hash);
@@ -370,6 +378,152 @@ Result<std::vector<std::int64_t>> TermDictionary::intern_batch(const TermBatch& 
     }
     if (auto r = insert_new_terms(batch, fresh, ids); !r) return r.error();
     return ids;
+}
+
+Result<void> TermDictionary::find_batch_keys(const TermBatch& batch,
+                                             std::span<const std::uint32_t> missed,
+                                             std::vector<std::int64_t>& ids,
+                                             std::vector<std::uint32_t>& fresh) {
+    // A server is a round trip away: the terms whose hash the file may hold are looked up by one
+    // statement per slice (their hashes as an array), not one each.
+    constexpr std::size_t kSlice = 10'000;
+    const auto& terms = batch.terms();
+    std::vector<std::uint32_t> asked;
+    for (const auto i : missed) {
+        if (!known_ready_ || known_hashes_.maybe_contains(terms[i].hash)) {
+            asked.push_back(i);
+        } else {
+            fresh.push_back(i);
+        }
+    }
+    static const std::string kSql =
+        "SELECT id, hash, kind, value, qualifier FROM graph_terms WHERE hash = ANY(?1::bigint[])";
+    std::unordered_multimap<std::int64_t, std::uint32_t> by_hash;
+    std::string array;
+    for (std::size_t first = 0; first < asked.size(); first += kSlice) {
+        const std::size_t last = std::min(asked.size(), first + kSlice);
+        by_hash.clear();
+        array = "{";
+        for (std::size_t k = first; k < last; ++k) {
+            const auto hash = static_cast<std::int64_t>(terms[asked[k]].hash);
+            if (k != first) array.push_back(',');
+            detail::append_id(array, hash);
+            by_hash.emplace(hash, asked[k]);
+        }
+        array.push_back('}');
+        auto st = db_.prepare(kSql);
+        if (!st) return st.error();
+        st->bind_static(1, array);
+        auto read = st->each([&](const storage::sql::Row& row) {
+            const auto [begin, end] = by_hash.equal_range(row.int64(1));
+            for (auto it = begin; it != end; ++it) {
+                const auto& term = terms[it->second];
+                if (row.int64(2) == term.kind && row.text(3) == term.value &&
+                    row.text(4) == term.qualifier)
+                    ids[it->second] = row.int64(0);
+            }
+        });
+        if (!read) return read.error();
+    }
+    // The found ones cached; the rest are new, still in the order of their first occurrence.
+    for (const auto i : asked) {
+        if (ids[i] == 0) {
+            fresh.push_back(i);
+        } else if (caching_) {
+            term_ids_.put(batch.key(terms[i]), terms[i].hash, ids[i]);
+        }
+    }
+    std::sort(fresh.begin(), fresh.end());
+    return {};
+}
+
+Result<void> TermDictionary::prefetch_ids(std::span<const Term* const> terms) {
+    if (!caching_ || db_.dialect() == storage::sql::Dialect::kSqlite) return {};
+    struct Wanted {
+        std::string key;
+        std::uint64_t hash;
+        detail::SimpleKey fields;
+    };
+    std::vector<Wanted> wanted;
+    std::unordered_map<std::int64_t, std::size_t> by_hash;  // a colliding second key is left out
+    std::string array = "{";
+    for (const Term* term : terms) {
+        if (term->is_triple()) continue;
+        Wanted w;
+        w.fields = encode_simple(*term, w.key);
+        w.hash = static_cast<std::uint64_t>(detail::key_hash(w.key));
+        if (term_ids_.find(w.key, w.hash)) continue;
+        if (!by_hash.emplace(static_cast<std::int64_t>(w.hash), wanted.size()).second) continue;
+        if (array.size() > 1) array.push_back(',');
+        detail::append_id(array, static_cast<std::int64_t>(w.hash));
+        wanted.push_back(std::move(w));
+    }
+    if (wanted.empty()) return {};
+    array.push_back('}');
+    static const std::string kSql =
+        "SELECT id, hash, kind, value, qualifier FROM graph_terms WHERE hash = ANY(?1::bigint[])";
+    auto st = db_.prepare(kSql);
+    if (!st) return st.error();
+    st->bind_static(1, array);
+    std::vector<std::int64_t> found(wanted.size(), 0);
+    auto read = st->each([&](const storage::sql::Row& row) {
+        const auto it = by_hash.find(row.int64(1));
+        if (it == by_hash.end()) return;
+        const auto& fields = wanted[it->second].fields;
+        if (row.int64(2) == fields.kind && row.text(3) == fields.value &&
+            row.text(4) == fields.qualifier)
+            found[it->second] = row.int64(0);
+    });
+    if (!read) return read.error();
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+        if (found[i] != 0) term_ids_.put(wanted[i].key, wanted[i].hash, found[i]);
+    }
+    return {};
+}
+
+Result<void> TermDictionary::prefetch_terms(std::span<const std::int64_t> ids) {
+    if (!caching_ || db_.dialect() == storage::sql::Dialect::kSqlite) return {};
+    std::vector<std::int64_t> missing;
+    for (const auto id : ids) {
+        if (id != 0 && decoded_.find(id) == nullptr) missing.push_back(id);
+    }
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    // More than the cache holds would push out what was just read.
+    if (missing.empty() || missing.size() > decoded_.capacity) return {};
+    std::string array = "{";
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+        if (i > 0) array.push_back(',');
+        detail::append_id(array, missing[i]);
+    }
+    array.push_back('}');
+    static const std::string kSql =
+        "SELECT id, kind, value, qualifier FROM graph_terms WHERE id = ANY(?1::bigint[])";
+    auto st = db_.prepare(kSql);
+    if (!st) return st.error();
+    st->bind_static(1, array);
+    return st->each([&](const storage::sql::Row& row) {
+        std::string value(row.text(2));
+        std::string qualifier(row.text(3));
+        switch (row.int64(1)) {
+            case StoredKind::kIri:
+                decoded_.put(row.int64(0), Term(schema::Iri{std::move(value)}));
+                break;
+            case StoredKind::kBlank:
+                decoded_.put(row.int64(0), Term(schema::BlankNode{std::move(value)}));
+                break;
+            case StoredKind::kTypedLiteral:
+                decoded_.put(row.int64(0),
+                             Term(schema::Literal{std::move(value), std::move(qualifier), {}}));
+                break;
+            case StoredKind::kLangLiteral:
+                decoded_.put(row.int64(0),
+                             Term(schema::Literal{std::move(value), {}, std::move(qualifier)}));
+                break;
+            default:  // quoted triples: decode() reads their parts
+                break;
+        }
+    });
 }
 
 Result<void> TermDictionary::insert_new_terms(const TermBatch& batch,

@@ -130,6 +130,15 @@ public:
 
     base::Result<schema::Term> decode(std::int64_t id);
 
+    // PostgreSQL: caches the ids of these terms (quoted triples left out) that are stored and
+    // not cached yet, read by one statement, so that the lookups that follow need no round trip
+    // each. Does nothing on SQLite (a lookup there costs microseconds) or while not caching.
+    base::Result<void> prefetch_ids(std::span<const schema::Term* const> terms);
+    // PostgreSQL: puts the terms of these ids (0 and repeats allowed) that the decode cache lacks
+    // into it, read by one statement, so that decode() needs no round trip each. Quoted triples'
+    // parts are decoded as usual. Nothing on SQLite or while not caching.
+    base::Result<void> prefetch_terms(std::span<const std::int64_t> ids);
+
     // At the start of the store's own write transaction: brings the known-hash set up to date
     // with the file (the write lock keeps it so until the transaction ends), and marks it usable.
     base::Result<void> sync_known_terms();
@@ -163,6 +172,12 @@ private:
                                                        std::string_view value,
                                                        std::string_view qualifier,
                                                        const std::int64_t* parts);
+    // The ids of the batch's terms `missed` (indexes in batch.terms()) that the file holds, by
+    // one statement per slice; the others go to `fresh`, in the order of first occurrence.
+    base::Result<void> find_batch_keys(const TermBatch& batch,
+                                       std::span<const std::uint32_t> missed,
+                                       std::vector<std::int64_t>& ids,
+                                       std::vector<std::uint32_t>& fresh);
     // Inserts a batch's new terms (indexes in batch.terms(), in the order of first occurrence) by
     // one statement through the row feed kTermFeedTable, and sets their ids.
     base::Result<void> insert_new_terms(const TermBatch& batch,

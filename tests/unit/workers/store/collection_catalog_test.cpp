@@ -3,13 +3,13 @@
 // other threads (and another registry, as another process) use the collection.
 #include "workers/store/collection_catalog.hpp"
 
+#include "tests/support/knowledge_site.hpp"
+
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,16 +22,39 @@ using base::ErrorType;
 using schema::iri;
 using schema::literal;
 
-class CollectionCatalogTest : public ::testing::Test {
+// On each backend: collections as SQLite files in the site's home, or as schemas of the site's
+// PostgreSQL database (with their vector index caches in the home).
+class CollectionCatalogTest : public store_testing::KnowledgeTest {
 protected:
     void SetUp() override {
-        home = fs::temp_directory_path() / ("gb-collections-" + std::to_string(::getpid()) + "-" +
-                                            std::to_string(std::random_device{}()));
-        fs::create_directories(home);
+        KnowledgeTest::SetUp();
+        if (IsSkipped()) return;
+        home = site_->dir();
+        fs::create_directories(home / "knowledge");
     }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(home, ec);
+
+    // The DSN a registry is given: none on SQLite.
+    std::string dsn() const { return on_postgres() ? site_->dsn() : std::string(); }
+
+    // Whether a collection of that name is stored, as a fresh registry (another process) sees it.
+    bool stored(const std::string& name) const {
+        KnowledgeBases fresh(home, dsn());
+        const auto names = fresh.names();
+        return std::find(names.begin(), names.end(), name) != names.end();
+    }
+
+    // PostgreSQL: the collection schemas left in the database (<site schema>_kb_<id>).
+    std::int64_t collection_schemas() const {
+        auto db = site_->connect();
+        EXPECT_TRUE(db) << db.error().message;
+        if (!db) return -1;
+        auto st = (*db)->prepare(
+            "SELECT count(*) FROM pg_namespace WHERE starts_with(nspname, current_schema() || "
+            "'_kb_')");
+        EXPECT_TRUE(st);
+        auto n = st->first([](const storage::sql::Row& row) { return row.int64(0); });
+        EXPECT_TRUE(n && *n);
+        return n && *n ? **n : -1;
     }
 
     // `facts` facts about as many subjects (tier 1), and one document of tier 2 with two chunks.
@@ -61,11 +84,13 @@ protected:
         ASSERT_TRUE(put) << put.error().describe();
     }
 
+    // The files under the home (databases, their WAL, vector index caches), by name.
     std::vector<std::string> files() const {
         std::vector<std::string> out;
         std::error_code ec;
-        for (const auto& entry : fs::directory_iterator(home / "knowledge", ec))
-            out.push_back(entry.path().filename());
+        for (const auto& entry : fs::recursive_directory_iterator(home, ec)) {
+            if (entry.is_regular_file()) out.push_back(entry.path().filename());
+        }
         std::sort(out.begin(), out.end());
         return out;
     }
@@ -75,8 +100,10 @@ protected:
     fs::path home;
 };
 
-TEST_F(CollectionCatalogTest, NamesAreTheCollectionFilesOnly) {
-    KnowledgeBases bases(home);
+GLASSBOX_KNOWLEDGE_BACKENDS(CollectionCatalogTest);
+
+TEST_P(CollectionCatalogTest, NamesAreTheCollectionFilesOnly) {
+    KnowledgeBases bases(home, dsn());
     EXPECT_TRUE(bases.names().empty()) << "no knowledge folder yet";
     ASSERT_TRUE(bases.get("beta", true));
     ASSERT_TRUE(bases.get("alpha.v2", true));
@@ -86,8 +113,8 @@ TEST_F(CollectionCatalogTest, NamesAreTheCollectionFilesOnly) {
     EXPECT_EQ(bases.names(), (std::vector<std::string>{"alpha.v2", "beta"}));
 }
 
-TEST_F(CollectionCatalogTest, ASummaryCountsFactsEntitiesDocumentsAndChunksPerTier) {
-    KnowledgeBases bases(home);
+TEST_P(CollectionCatalogTest, ASummaryCountsFactsEntitiesDocumentsAndChunksPerTier) {
+    KnowledgeBases bases(home, dsn());
     auto kb = bases.get("kg", true);
     ASSERT_TRUE(kb);
     fill(**kb, 5);
@@ -107,8 +134,8 @@ TEST_F(CollectionCatalogTest, ASummaryCountsFactsEntitiesDocumentsAndChunksPerTi
         << "the newer of the source and the document";
 }
 
-TEST_F(CollectionCatalogTest, RemoveDeletesEveryFileAndTheNameIsNotFoundThenFreeAgain) {
-    KnowledgeBases bases(home);
+TEST_P(CollectionCatalogTest, RemoveDeletesEveryFileAndTheNameIsNotFoundThenFreeAgain) {
+    KnowledgeBases bases(home, dsn());
     {
         auto kb = bases.get("kg", true);
         ASSERT_TRUE(kb);
@@ -116,7 +143,7 @@ TEST_F(CollectionCatalogTest, RemoveDeletesEveryFileAndTheNameIsNotFoundThenFree
         auto other = bases.get("other", true);
         ASSERT_TRUE(other);
     }
-    ASSERT_TRUE(fs::exists(home / "knowledge" / "kg.db"));
+    ASSERT_TRUE(stored("kg"));
     // `check` runs twice: first while the collection is still served, then once the name is
     // taken (new requests are NotFound); `before` once, last.
     std::vector<std::string> steps;
@@ -134,7 +161,10 @@ TEST_F(CollectionCatalogTest, RemoveDeletesEveryFileAndTheNameIsNotFoundThenFree
     EXPECT_EQ(steps, (std::vector<std::string>{"check, served", "check, taken", "before"}));
     for (const auto& file : files())
         EXPECT_NE(file.rfind("kg.", 0), 0u) << file << " was left behind";
-    EXPECT_TRUE(fs::exists(home / "knowledge" / "other.db")) << "only the named collection goes";
+    EXPECT_TRUE(stored("other")) << "only the named collection goes";
+    if (on_postgres()) {
+        EXPECT_EQ(collection_schemas(), 1) << "its schema went, the other's stayed";
+    }
     EXPECT_EQ(bases.names(), (std::vector<std::string>{"other"}));
     auto gone = bases.get("kg", false);
     ASSERT_FALSE(gone);
@@ -150,8 +180,8 @@ TEST_F(CollectionCatalogTest, RemoveDeletesEveryFileAndTheNameIsNotFoundThenFree
     EXPECT_EQ(summary->documents, 0u);
 }
 
-TEST_F(CollectionCatalogTest, RemovingAnUnknownCollectionIsNotFoundNamingItWithoutAPath) {
-    KnowledgeBases bases(home);
+TEST_P(CollectionCatalogTest, RemovingAnUnknownCollectionIsNotFoundNamingItWithoutAPath) {
+    KnowledgeBases bases(home, dsn());
     auto removed = bases.remove("nope", keep_going, keep_going);
     ASSERT_FALSE(removed);
     EXPECT_EQ(removed.error().type, ErrorType::kNotFound);
@@ -164,8 +194,8 @@ TEST_F(CollectionCatalogTest, RemovingAnUnknownCollectionIsNotFoundNamingItWitho
     EXPECT_EQ(bad.error().type, ErrorType::kInvalidRequest);
 }
 
-TEST_F(CollectionCatalogTest, AStagedLoadInProgressRefusesTheDeleteAndAnAbandonedOneDoesNot) {
-    KnowledgeBases bases(home);
+TEST_P(CollectionCatalogTest, AStagedLoadInProgressRefusesTheDeleteAndAnAbandonedOneDoesNot) {
+    KnowledgeBases bases(home, dsn());
     auto kb = bases.get("kg", true);
     ASSERT_TRUE(kb);
     fill(**kb, 2);
@@ -193,7 +223,7 @@ TEST_F(CollectionCatalogTest, AStagedLoadInProgressRefusesTheDeleteAndAnAbandone
     EXPECT_EQ(refused.error().type, ErrorType::kInvalidRequest);
     EXPECT_NE(refused.error().message.find("load-1"), std::string::npos) << refused.error().message;
     // Nothing went: the collection is served as before, by the same instance.
-    EXPECT_TRUE(fs::exists(home / "knowledge" / "kg.db"));
+    EXPECT_TRUE(stored("kg"));
     auto same = bases.get("kg", false);
     ASSERT_TRUE(same);
     EXPECT_EQ(same->get(), kb->get());
@@ -204,11 +234,11 @@ TEST_F(CollectionCatalogTest, AStagedLoadInProgressRefusesTheDeleteAndAnAbandone
     };
     auto removed = bases.remove("kg", abandoned, keep_going);
     EXPECT_TRUE(removed) << removed.error().describe();
-    EXPECT_FALSE(fs::exists(home / "knowledge" / "kg.db"));
+    EXPECT_FALSE(stored("kg"));
 }
 
-TEST_F(CollectionCatalogTest, ARequestHoldingTheCollectionFinishesOnTheOldDataAndThenSeesNotFound) {
-    KnowledgeBases bases(home);
+TEST_P(CollectionCatalogTest, ARequestHoldingTheCollectionFinishesOnTheOldDataAndThenSeesNotFound) {
+    KnowledgeBases bases(home, dsn());
     auto kb = bases.get("kg", true);
     ASSERT_TRUE(kb);
     fill(**kb, 4);
@@ -225,7 +255,7 @@ TEST_F(CollectionCatalogTest, ARequestHoldingTheCollectionFinishesOnTheOldDataAn
     ASSERT_TRUE(facts);
     EXPECT_EQ(facts->size(), 4u) << "the reader sees the old data, whole";
     EXPECT_FALSE(removed) << "the delete waits for the request that holds the lock";
-    EXPECT_TRUE(fs::exists(home / "knowledge" / "kg.db"));
+    EXPECT_TRUE(stored("kg"));
     held->unlock();
     deleter.join();
     EXPECT_TRUE(removed);
@@ -235,8 +265,8 @@ TEST_F(CollectionCatalogTest, ARequestHoldingTheCollectionFinishesOnTheOldDataAn
     EXPECT_EQ(after.error().type, ErrorType::kNotFound);
 }
 
-TEST_F(CollectionCatalogTest, ReadersRacingADeleteGetTheOldDataOrNotFoundNeverAnythingElse) {
-    KnowledgeBases bases(home);
+TEST_P(CollectionCatalogTest, ReadersRacingADeleteGetTheOldDataOrNotFoundNeverAnythingElse) {
+    KnowledgeBases bases(home, dsn());
     {
         auto kb = bases.get("kg", true);
         ASSERT_TRUE(kb);
@@ -271,13 +301,13 @@ TEST_F(CollectionCatalogTest, ReadersRacingADeleteGetTheOldDataOrNotFoundNeverAn
     for (auto& reader : readers) reader.join();
     EXPECT_EQ(other, 0) << "a reader saw neither the old data nor NotFound";
     EXPECT_GE(whole, 20);
-    EXPECT_FALSE(fs::exists(home / "knowledge" / "kg.db"));
+    EXPECT_FALSE(stored("kg"));
 }
 
-TEST_F(CollectionCatalogTest, AnotherProcessesDeleteIsNoticedAndItsIndexFilesAreNotWrittenBack) {
+TEST_P(CollectionCatalogTest, AnotherProcessesDeleteIsNoticedAndItsIndexFilesAreNotWrittenBack) {
     // Two registries on one home: two store processes.
-    KnowledgeBases first(home);
-    KnowledgeBases second(home);
+    KnowledgeBases first(home / "one", dsn());
+    KnowledgeBases second(on_postgres() ? home / "two" : home / "one", dsn());
     {
         auto kb = first.get("kg", true);
         ASSERT_TRUE(kb);
@@ -299,6 +329,9 @@ TEST_F(CollectionCatalogTest, AnotherProcessesDeleteIsNoticedAndItsIndexFilesAre
     ASSERT_FALSE(again);
     EXPECT_EQ(again.error().type, ErrorType::kNotFound);
     EXPECT_TRUE(files().empty()) << "left or written back: " << files().front();
+    if (on_postgres()) {
+        EXPECT_EQ(collection_schemas(), 0);
+    }
 }
 
 }  // namespace
