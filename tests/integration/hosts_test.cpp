@@ -51,7 +51,9 @@ enum class Party { kBrokerHost, kWorkersHost, kClient };
 // broker.key is copied into B's and C's keys/. Every process then finds its keys in its home:
 // no flag is needed, and none says --insecure.
 struct HostSecurity {
-    void prepare(const std::map<std::string, fs::path>& homes) {
+    // `log_dir`: where the key commands' output goes (the test's folder).
+    void prepare(const std::map<std::string, fs::path>& homes, const fs::path& log_dir) {
+        log_dir_ = log_dir;
         const auto& a = homes.at("a");
         glassbox({"keys", "init", "--home", a.string()});
         // Every other home (a host's, or a process's of its own on a host) is a worker's, or, for
@@ -81,12 +83,12 @@ struct HostSecurity {
     std::vector<std::string> flags(Party /*party*/, const fs::path& /*home*/) const { return {}; }
 
 private:
-    static void glassbox(std::vector<std::string> args) {
+    void glassbox(std::vector<std::string> args) const {
         args.insert(args.begin(), glassbox_binary());
-        const auto done =
-            run_command(std::move(args), fs::temp_directory_path(), milliseconds{30'000});
+        const auto done = run_command(std::move(args), log_dir_, milliseconds{30'000});
         ASSERT_TRUE(done.status.exited && done.status.code == 0) << done.err;
     }
+    fs::path log_dir_;
 };
 
 // Every JSON line of a command's output (`invoke --json` prints one reply per line).
@@ -120,7 +122,7 @@ protected:
         lab_ = std::move(std::get<std::unique_ptr<NetnsLab>>(made));
         endpoint_ = "tcp://" + lab_->host("a").address + ":5555";
         homes_ = {{"a", dir() / "a-home"}, {"b", dir() / "b-home"}, {"c", dir() / "c-home"}};
-        security_.prepare(homes_);
+        security_.prepare(homes_, dir());
     }
 
     void TearDown() override {
@@ -518,7 +520,7 @@ protected:
                   {"b-collector", dir() / "b-collector-home"},
                   {"c", dir() / "c-home"}};
         for (const auto& [name, home] : homes_) fs::create_directories(home);
-        security_.prepare(homes_);
+        security_.prepare(homes_, dir());
         // The password is never checked (the server trusts the subnet): it must appear nowhere.
         for (const char* host : {"a", "a-store", "b", "b-collector"}) {
             std::ofstream config(homes_.at(host) / "config.toml");

@@ -16,6 +16,7 @@
 #include "schema/explain_builder.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 
 namespace glassbox::trace::testing {
@@ -23,10 +24,10 @@ namespace glassbox::trace::testing {
 namespace explain = schema::explain;
 using std::chrono::milliseconds;
 
+// A fresh folder in the process's scratch folder (removed, with everything in it, at exit).
 inline std::filesystem::path fresh_dir() {
     static std::atomic<int> counter{0};
-    auto dir = std::filesystem::temp_directory_path() /
-               ("glassbox-trace-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    auto dir = test_support::scratch_dir("glassbox-trace") / std::to_string(counter++);
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return dir;
