@@ -140,11 +140,14 @@ def main():
                                "--question", "Who founded the shipyard that built the MV Curlew?",
                                "--search", "shipyard"], timeout=600).returncode
         # The cancellations reached the engine: the broker cancelled every request the agent held.
+        # A call is cancelled at its first progress step, so a cancellation may overtake the
+        # query worker's request to the agent, which then never reaches it; at least one of the
+        # four must have reached the agent, every one it got must be cancelled, none answered.
         interop_scripts.poll_until(
             lambda: agent.counts()["cancelled"] >= agent.counts()["received"], 30, 0.1)
         counts = agent.counts()
         print("held agent:", counts, agent.error or "")
-        if code == 0 and (counts["received"] < 4 or counts["cancelled"] != counts["received"] or counts["answered"]):
+        if code == 0 and (counts["received"] < 1 or counts["cancelled"] != counts["received"] or counts["answered"]):
             print("FAIL: the held agent's requests were not all cancelled: %r" % counts)
             return 1
         return code
