@@ -142,4 +142,12 @@ std::string string_field(const nlohmann::json& body, const char* key) {
     return it != body.end() && it->is_string() ? it->get<std::string>() : std::string{};
 }
 
+std::optional<base::Error> body_error(const nlohmann::json& body) {
+    if (!body.is_object() || !body.contains("error") || !body["error"].is_object())
+        return std::nullopt;
+    const auto type = base::error_type_from_string(string_field(body["error"], "type"));
+    return base::make_error(type.value_or(base::ErrorType::kInternal),
+                            string_field(body["error"], "message"));
+}
+
 }  // namespace glassbox::cli

@@ -113,4 +113,7 @@ T decoded_or_exit(const nlohmann::json& reply) {
 // A reply body's string field, "" when absent or not a string (replies are read leniently).
 std::string string_field(const nlohmann::json& body, const char* key);
 
+// A FINAL body's own typed error ({"error": {"type", "message"}}), if it carries one.
+std::optional<base::Error> body_error(const nlohmann::json& body);
+
 }  // namespace glassbox::cli

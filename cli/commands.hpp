@@ -47,5 +47,6 @@ void add_gateway_launcher(CLI::App& app, int argc, char** argv);
 void add_keys_command(CLI::App& app);    // glassbox keys new|show|allow|init: CURVE keys
 void add_config_command(CLI::App& app);  // glassbox config show|path
 void add_store_command(CLI::App& app);   // glassbox store copy: a home's stores to PostgreSQL
+void add_eval_command(CLI::App& app);    // glassbox eval: score answers to a question set
 
 }  // namespace glassbox::cli

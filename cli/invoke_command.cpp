@@ -13,6 +13,7 @@
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/question_request.hpp"
 #include "cli/render/answer_render.hpp"
 #include "cli/render/trace_render.hpp"
 #include "cli/settings.hpp"
@@ -38,53 +39,20 @@ struct InvokeOptions {
     bool no_stream = false;
     std::optional<std::string> parent_uri;
     std::string session;  // the conversation this question is a turn of
-    // Each target's own parameters, bound to its flags (0: the worker's default); request_body
+    // Each target's own parameters, bound to its flags (0: the worker's default); question_body
     // adds the question and the fields every target shares.
-    schema::GraphRagQuery graph_rag;
-    schema::DocumentRagQuery document_rag;
-    schema::AgentRequest agent;
-    // query
-    std::string mode = "auto";
+    TargetParameters targets;
 };
 
-// `request` with the fields every target shares, encoded.
-template <typename Request>
-json encode_target_request(Request request, const InvokeOptions& o) {
+json request_body(const InvokeOptions& o) {
+    QuestionRequest request;
+    request.service = o.service;
+    request.question = o.question;
     request.collection = settings().text("client.collection");
     request.streaming = !o.no_stream;
-    request.session_id = o.session;
-    if constexpr (requires { request.parent_uri; }) request.parent_uri = o.parent_uri;
-    return schema::encode(request);
-}
-
-json request_body(const InvokeOptions& o) {
-    if (o.service == schema::services::kQuery) {
-        schema::QueryRequest query;
-        query.query = o.question;
-        query.mode = schema::query_mode_from_string(o.mode).value_or(schema::QueryMode::kAuto);
-        return encode_target_request(std::move(query), o);
-    }
-    if (o.service == schema::services::kAgent) {
-        schema::AgentRequest request = o.agent;
-        request.question = o.question;
-        return encode_target_request(std::move(request), o);
-    }
-    if (o.service == schema::services::kGraphRag) {
-        schema::GraphRagQuery query = o.graph_rag;
-        query.query = o.question;
-        return encode_target_request(std::move(query), o);
-    }
-    schema::DocumentRagQuery query = o.document_rag;
-    query.query = o.question;
-    return encode_target_request(std::move(query), o);
-}
-
-// A body's own typed error ({"error": {"type", "message"}}), if it carries one.
-std::optional<base::Error> body_error(const json& body) {
-    if (!body.is_object() || !body.contains("error") || !body["error"].is_object())
-        return std::nullopt;
-    const auto type = base::error_type_from_string(string_field(body["error"], "type"));
-    return make_error(type.value_or(ErrorType::kInternal), string_field(body["error"], "message"));
+    request.session = o.session;
+    request.parent_uri = o.parent_uri;
+    return question_body(request, o.targets);
 }
 
 // Text output: explain lines as they arrive (with -x), then, once the answer is whole, the short
@@ -328,7 +296,7 @@ void add_session_option(CLI::App& cmd, InvokeOptions& options) {
 }
 
 void add_query_options(CLI::App& cmd, InvokeOptions& options) {
-    cmd.add_option("--mode", options.mode,
+    cmd.add_option("--mode", options.targets.mode,
                    "auto (route by rules, classifier, default), graph-rag, document-rag or agent")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "graph-rag", "document-rag", "agent"}));
@@ -355,29 +323,29 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
             return " (0: " + std::to_string(value) + ")";
         };
         cmd->add_option(
-            "--entity-limit", options->graph_rag.entity_limit,
+            "--entity-limit", options->targets.graph_rag.entity_limit,
             "Seed entities, shared among concepts" + zero_means(schema::kDefaultEntityLimit));
-        cmd->add_option("--triple-limit", options->graph_rag.triple_limit,
+        cmd->add_option("--triple-limit", options->targets.graph_rag.triple_limit,
                         "Triples per entity and hop" + zero_means(schema::kDefaultTripleLimit));
-        cmd->add_option("--max-subgraph-size", options->graph_rag.max_subgraph_size,
+        cmd->add_option("--max-subgraph-size", options->targets.graph_rag.max_subgraph_size,
                         "Edges explored at most" + zero_means(schema::kDefaultMaxSubgraphSize));
-        cmd->add_option("--max-path-length", options->graph_rag.max_path_length,
+        cmd->add_option("--max-path-length", options->targets.graph_rag.max_path_length,
                         "Hops from the seeds" + zero_means(schema::kDefaultMaxPathLength));
-        cmd->add_option("--edge-score-limit", options->graph_rag.edge_score_limit,
+        cmd->add_option("--edge-score-limit", options->targets.graph_rag.edge_score_limit,
                         "Edges kept by the semantic pre-filter for scoring" +
                             zero_means(schema::kDefaultEdgeScoreLimit));
-        cmd->add_option("--edge-limit", options->graph_rag.edge_limit,
+        cmd->add_option("--edge-limit", options->targets.graph_rag.edge_limit,
                         "Edges kept for the answer" + zero_means(schema::kDefaultEdgeLimit));
     } else if (service == schema::services::kAgent) {
-        cmd->add_option("--max-iterations", options->agent.max_iterations,
+        cmd->add_option("--max-iterations", options->targets.agent.max_iterations,
                         "Iterations at most (0: the worker's limit, 10 by default)");
-        cmd->add_option("--tool", options->agent.tools,
+        cmd->add_option("--tool", options->targets.agent.tools,
                         "Offer only this tool (repeat for several)");
     } else {
-        cmd->add_option("--doc-limit", options->document_rag.doc_limit,
+        cmd->add_option("--doc-limit", options->targets.document_rag.doc_limit,
                         "Chunks the answer uses (0: 20)");
         cmd->add_option(
-            "--fetch-limit", options->document_rag.fetch_limit,
+            "--fetch-limit", options->targets.document_rag.fetch_limit,
             "Chunks retrieved; more than --doc-limit re-ranks them (0: max(20, --doc-limit))");
     }
     add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -480,6 +482,62 @@ TEST_F(QueryTest, TracesRecordTheirCollectionAndTokensAndAKindTypoIsAnError) {
         run_glassbox({"sessions", "show", "chat-nobody", "--broker", broker_.endpoint});
     EXPECT_TRUE(nobody.status.exited && nobody.status.code == 2) << nobody.out << nobody.err;
     EXPECT_NE(nobody.err.find("NotFound"), std::string::npos) << nobody.err;
+}
+
+// `glassbox eval` asks each question of a set as its own stored run and scores it: a question
+// whose accepted answer is the sample's is a hit, one whose accepted answer is wrong a miss, and
+// the report's files are written owner-only. A set with a bad line is refused before anything
+// is asked, naming the line.
+TEST_F(QueryTest, EvalScoresEachQuestionAsAStoredRunAndRefusesABadSet) {
+    const auto set = dir() / "set.jsonl";
+    {
+        std::ofstream out(set);
+        out << R"({"id": "right", "question": "Who designed Greyhollow Light?", "answers": ["Ilse Varrow"]})"
+            << "\n\n"
+            << R"({"question": "Who designed Greyhollow Light?", "answers": ["Nobody_Here"]})"
+            << "\n";
+    }
+    const auto report = dir() / "report";
+    const auto ran = run_glassbox({"eval", set.string(), "--engine", "graph-rag", "--out",
+                                   report.string(), "--json", "--broker", broker_.endpoint},
+                                  milliseconds{120'000});
+    ASSERT_TRUE(ran.status.exited && ran.status.code == 0) << ran.out << ran.err;
+    const json result = json::parse(ran.out, nullptr, false);
+    ASSERT_TRUE(result.is_object()) << ran.out;
+    EXPECT_EQ(result["summary"]["questions"], 2);
+    EXPECT_DOUBLE_EQ(result["summary"]["hits1"].get<double>(), 0.5) << result.dump();
+    const json& rows = result["rows"];
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0]["id"], "right");
+    EXPECT_TRUE(rows[0]["hit"].get<bool>()) << rows[0].dump();
+    EXPECT_EQ(rows[1]["id"], "3") << "an id-less question is named by its line";
+    EXPECT_FALSE(rows[1]["hit"].get<bool>()) << rows[1].dump();
+    for (const auto& row : rows) {
+        const std::string trace = row.value("trace", "");
+        ASSERT_FALSE(trace.empty()) << row.dump();
+        EXPECT_FALSE(stored(trace, "complete").is_null());
+    }
+    for (const char* file :
+         {"rows.jsonl", "summary.json", "reliability.svg", "risk-coverage.svg"}) {
+        std::error_code ec;
+        const auto status = std::filesystem::status(report / file, ec);
+        ASSERT_FALSE(ec) << file;
+        EXPECT_EQ(status.permissions() & std::filesystem::perms::all,
+                  std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+            << file;
+    }
+
+    const auto bad = dir() / "bad.jsonl";
+    std::ofstream(bad) << R"({"question": "Who designed Greyhollow Light?", "answers": ["x"]})"
+                       << "\n"
+                       << R"({"question": "No answers here"})"
+                       << "\n";
+    const auto refused = run_glassbox(
+        {"eval", bad.string(), "--out", (dir() / "none").string(), "--broker", broker_.endpoint});
+    EXPECT_TRUE(refused.status.exited && refused.status.code == 2) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find("bad.jsonl:2: no \"answers\" list"), std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(dir() / "none"));
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+// What `glassbox eval` reports over a question set (docs/evaluation.md): accuracy measures,
+// calibration error and accuracy at a coverage (the charts: cli/eval/eval_charts.hpp).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/eval/answer_scoring.hpp"
+
+namespace glassbox::cli::eval {
+
+// One question of the set and how it was answered.
+struct EvalRow {
+    std::string id;  // the set's `id`, else the line number
+    std::string question;
+    std::vector<std::string> accepted;
+    std::string answer;  // the answer text
+    std::optional<std::string> short_answer;
+    AnswerScore score;
+    std::optional<double> confidence;  // the answer's, when it carries one
+    bool abstained = false;            // the answer says it does not know
+    std::string trace;                 // the run's trace (session URI)
+    std::string error;                 // the typed error when there was no answer
+    double seconds = 0.0;
+};
+
+// Confidence bin [lower, upper) (the last includes 1) of the reliability diagram.
+struct CalibrationBin {
+    double lower = 0.0;
+    double upper = 0.0;
+    std::size_t questions = 0;
+    double mean_confidence = 0.0;
+    double accuracy = 0.0;
+};
+
+// The answers kept when only the most confident share `coverage` of the questions is answered.
+struct CoveragePoint {
+    double coverage = 0.0;
+    std::size_t kept = 0;
+    double accuracy = 0.0;
+};
+
+struct EvalSummary {
+    std::size_t questions = 0;
+    std::size_t errors = 0;
+    std::size_t abstained = 0;
+    std::size_t with_confidence = 0;
+    double hits1 = 0.0;  // shares of all questions (an error or an abstention is a miss)
+    double exact = 0.0;
+    double f1 = 0.0;
+    // Calibration, when every question has a confidence (an error counts as confidence 0).
+    std::optional<double> ece;
+    std::vector<CalibrationBin> bins;
+    std::vector<CoveragePoint> at_coverage;  // 100, 80 and 50 %
+    std::vector<CoveragePoint> curve;        // every k of n, most confident first
+};
+
+inline constexpr std::size_t kCalibrationBins = 10;
+
+EvalSummary summarise(std::span<const EvalRow> rows);
+
+nlohmann::json to_json(const EvalRow& row);
+nlohmann::json to_json(const EvalSummary& summary);
+
+}  // namespace glassbox::cli::eval

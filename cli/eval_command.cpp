@@ -1,0 +1,276 @@
+// `glassbox eval QUESTIONS.jsonl`: asks every question of a set through the running pipeline
+// and reports how the answers score against the set's accepted answers (Hits@1, exact match,
+// F1), how well their confidence is calibrated (ECE, accuracy at a coverage), and one row per
+// question; writes the rows, the summary and two charts into a folder (docs/evaluation.md).
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/owner_only.hpp"
+#include "base/time_format.hpp"
+#include "bus/bus_client.hpp"
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/eval/eval_charts.hpp"
+#include "cli/eval/eval_report.hpp"
+#include "cli/question_request.hpp"
+#include "cli/render/trace_render.hpp"
+#include "cli/settings.hpp"
+#include "schema/services.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+using nlohmann::json;
+
+constexpr int kDefaultEvalTimeoutMs = 120'000;  // per question, as invoke's
+
+struct EvalOptions {
+    ClientOptions client;
+    std::string questions_path;
+    std::string engine = "query";
+    std::size_t limit = 0;  // 0: every question
+    std::string out;        // empty: <home>/eval/<time>-<set>
+};
+
+struct Question {
+    std::string id;
+    std::string question;
+    std::vector<std::string> accepted;
+};
+
+// One line of the set: an object with `question` (a non-empty string) and `answers` (a
+// non-empty list of strings); `id` when it has one; other fields are ignored.
+Result<Question> question_of(const json& line, std::size_t number) {
+    Question q;
+    if (!line.is_object() || !line.contains("question") || !line["question"].is_string() ||
+        line["question"].get<std::string>().empty())
+        return make_error(ErrorType::kInvalidRequest, "no \"question\" string");
+    q.question = line["question"].get<std::string>();
+    if (!line.contains("answers") || !line["answers"].is_array() || line["answers"].empty())
+        return make_error(ErrorType::kInvalidRequest, "no \"answers\" list");
+    for (const auto& answer : line["answers"]) {
+        if (!answer.is_string())
+            return make_error(ErrorType::kInvalidRequest, "an answer that is not a string");
+        q.accepted.push_back(answer.get<std::string>());
+    }
+    const auto id = line.find("id");
+    q.id = id != line.end() && id->is_string()   ? id->get<std::string>()
+           : id != line.end() && id->is_number() ? id->dump()
+                                                 : std::to_string(number);
+    return q;
+}
+
+// The whole set, checked before anything is asked: a bad line is an error naming its place.
+Result<std::vector<Question>> read_questions(const fs::path& path, std::size_t limit) {
+    std::ifstream in(path);
+    if (!in)
+        return make_error(ErrorType::kNotFound, "cannot read the question set " + path.string());
+    std::vector<Question> out;
+    std::string text;
+    for (std::size_t number = 1; std::getline(in, text); ++number) {
+        if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+        const json line = json::parse(text, nullptr, false);
+        auto q = question_of(line, number);
+        if (!q) {
+            return make_error(line.is_discarded() ? ErrorType::kInvalidJson : q.error().type,
+                              path.string() + ":" + std::to_string(number) + ": " +
+                                  (line.is_discarded() ? "not JSON" : q.error().message),
+                              base::ErrorPlace{path.string(), number, 0});
+        }
+        out.push_back(std::move(q).value());
+        if (limit != 0 && out.size() == limit) break;
+    }
+    if (out.empty())
+        return make_error(ErrorType::kInvalidRequest, path.string() + ": no questions in the set");
+    return out;
+}
+
+// The terminal reply's body, or the typed error that ended the request.
+Result<json> ask(bus::BusClient& bus, const EvalOptions& options, const Question& q) {
+    QuestionRequest request;
+    request.service = options.engine;
+    request.question = q.question;
+    request.collection = settings().text("client.collection");
+    request.streaming = false;
+    const std::string body = dump_json(question_body(request, TargetParameters{}));
+    auto stream = bus::open_stream(bus, options.engine, body, options.client.timeout());
+    if (!stream) return stream.error();
+    const auto wait = options.client.timeout() + std::chrono::seconds{10};
+    for (;;) {
+        auto reply = stream->next(wait);
+        if (!reply) return std::move(reply).error();
+        if (!reply->terminal()) continue;
+        if (reply->kind == bus::ReplyKind::kError) return *reply->error;
+        if (auto error = body_error(reply->body)) return *error;
+        return std::move(reply->body);
+    }
+}
+
+eval::EvalRow row_of(const Question& q, const Result<json>& reply, double seconds) {
+    eval::EvalRow row;
+    row.id = q.id;
+    row.question = q.question;
+    row.accepted = q.accepted;
+    row.seconds = seconds;
+    if (!reply) {
+        row.error = reply.error().describe();
+        return row;
+    }
+    const json& body = *reply;
+    row.answer = string_field(body, "response");
+    if (body.contains("answer") && body["answer"].is_string())
+        row.short_answer = body["answer"].get<std::string>();
+    if (body.contains("confidence") && body["confidence"].is_number())
+        row.confidence = body["confidence"].get<double>();
+    row.abstained = body.contains("abstained") && body["abstained"].is_boolean() &&
+                    body["abstained"].get<bool>();
+    row.trace = string_field(body, "session");
+    row.score = eval::score_answer(row.short_answer, row.answer, row.accepted);
+    return row;
+}
+
+std::string percent(double share) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f %%", share * 100.0);
+    return buffer;
+}
+
+fs::path output_folder(const EvalOptions& options) {
+    if (!options.out.empty()) return options.out;
+    std::string stamp =
+        base::format_xsd_datetime(std::chrono::system_clock::now(), base::TimePrecision::kSeconds);
+    std::erase(stamp, ':');
+    std::erase(stamp, '-');
+    return options.client.home_path() / "eval" /
+           (stamp + "-" + fs::path(options.questions_path).stem().string());
+}
+
+Result<json> write_report(const fs::path& folder, const std::vector<eval::EvalRow>& rows,
+                          const eval::EvalSummary& summary) {
+    // The folder and any missing ancestor; the folder itself owner-only (questions and answers
+    // are the home's data).
+    std::error_code ec;
+    if (folder.has_parent_path()) fs::create_directories(folder.parent_path(), ec);
+    if (ec) {
+        return make_error(
+            ErrorType::kInternal,
+            "cannot create the folder " + folder.parent_path().string() + ": " + ec.message());
+    }
+    if (auto made = base::ensure_owner_only_folder(folder); !made) return made.error();
+    std::string lines;
+    for (const auto& row : rows) lines += dump_json(eval::to_json(row)) + "\n";
+    const json files{{"rows", (folder / "rows.jsonl").string()},
+                     {"summary", (folder / "summary.json").string()},
+                     {"reliability", (folder / "reliability.svg").string()},
+                     {"risk_coverage", (folder / "risk-coverage.svg").string()}};
+    for (const auto& [path, text] :
+         {std::pair{folder / "rows.jsonl", lines},
+          std::pair{folder / "summary.json", dump_json(eval::to_json(summary), 2) + "\n"},
+          std::pair{folder / "reliability.svg", eval::reliability_svg(summary)},
+          std::pair{folder / "risk-coverage.svg", eval::risk_coverage_svg(summary)}}) {
+        if (auto written = base::write_owner_only_file(path, text); !written)
+            return written.error();
+    }
+    return files;
+}
+
+void print_text(const std::vector<eval::EvalRow>& rows, const eval::EvalSummary& s,
+                const json& files) {
+    using render::safe_text;
+    for (const auto& row : rows) {
+        const std::string verdict = !row.error.empty() ? "error"
+                                    : row.abstained    ? "abstain"
+                                    : row.score.hit    ? "hit"
+                                                       : "miss";
+        std::cout << verdict << "  " << safe_text(row.id, false) << "  "
+                  << (row.confidence ? percent(*row.confidence) : std::string("-")) << "  "
+                  << safe_text(row.error.empty() ? row.score.judged.substr(0, 120) : row.error,
+                               false)
+                  << '\n';
+    }
+    std::cout << "\n"
+              << s.questions << " questions, " << s.errors << " errors, " << s.abstained
+              << " abstained\nHits@1 " << percent(s.hits1) << ", exact match " << percent(s.exact)
+              << ", F1 " << percent(s.f1) << '\n';
+    if (s.ece) {
+        std::cout << "calibration error (ECE) " << percent(*s.ece) << "; accuracy at coverage";
+        for (const auto& p : s.at_coverage)
+            std::cout << ' ' << percent(p.coverage) << ": " << percent(p.accuracy);
+        std::cout << '\n';
+    } else {
+        std::cout << "calibration: not measured (" << s.with_confidence << " of " << s.questions
+                  << " answers carried a confidence)\n";
+    }
+    std::cout << "report: "
+              << safe_text(fs::path(files["rows"].get<std::string>()).parent_path().string(), false)
+              << '\n';
+}
+
+void run_eval(const EvalOptions& options) {
+    auto questions = read_questions(options.questions_path, options.limit);
+    if (!questions) exit_with_error(questions.error());
+    bus::BusClientConfig config = options.client.bus_config();
+    config.request_options.explain = bus::ExplainDelivery::kNone;
+    bus::BusClient bus(config);
+    std::vector<eval::EvalRow> rows;
+    for (const auto& q : *questions) {
+        const auto started = std::chrono::steady_clock::now();
+        const auto reply = ask(bus, options, q);
+        // No broker: nothing else would be answered either.
+        if (!reply && reply.error().type == ErrorType::kBrokerUnavailable)
+            exit_with_error(reply.error());
+        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+        rows.push_back(row_of(q, reply, took.count()));
+    }
+    const auto summary = eval::summarise(rows);
+    if (options.out.empty()) {  // <home>/eval owner-only, as the home's other folders
+        auto made = base::ensure_owner_only_folder(options.client.home_path() / "eval");
+        if (!made) exit_with_error(made.error());
+    }
+    auto files = write_report(output_folder(options), rows, summary);
+    if (!files) exit_with_error(files.error());
+    if (options.client.json) {
+        json rows_json = json::array();
+        for (const auto& row : rows) rows_json.push_back(eval::to_json(row));
+        std::cout << dump_json(json{{"summary", eval::to_json(summary)},
+                                    {"rows", std::move(rows_json)},
+                                    {"files", *files}})
+                  << '\n';
+        return;
+    }
+    print_text(rows, summary, *files);
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+    auto [cmd, options] = add_command<EvalOptions>(
+        app, "eval",
+        "Ask every question of a set (JSON lines with `question` and `answers`) and score the "
+        "answers: Hits@1, exact match, F1, calibration error, accuracy at 100/80/50 % coverage",
+        run_eval);
+    cmd->add_option("questions", options->questions_path, "The question set (.jsonl)")->required();
+    cmd->add_option("--engine", options->engine,
+                    "Who answers: query (routed), graph-rag, "
+                    "document-rag or agent")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"query", "graph-rag", "document-rag", "agent"}));
+    add_setting_option(*cmd, "client.collection", "--collection");
+    cmd->add_option("--limit", options->limit, "Ask only the first N questions (0: all)");
+    cmd->add_option("--out", options->out,
+                    "The report's folder (default: <home>/eval/<time>-<set name>)");
+    add_client_options(*cmd, options->client, kDefaultEvalTimeoutMs);
+}
+
+}  // namespace glassbox::cli
