@@ -133,6 +133,8 @@ eval::EvalRow row_of(const Question& q, const Result<json>& reply, double second
         row.short_answer = body["answer"].get<std::string>();
     if (body.contains("confidence") && body["confidence"].is_number())
         row.confidence = body["confidence"].get<double>();
+    row.calibrator = string_field(body, "calibrator");
+    if (body.contains("evidence") && body["evidence"].is_array()) row.evidence = body["evidence"];
     row.abstained = body.contains("abstained") && body["abstained"].is_boolean() &&
                     body["abstained"].get<bool>();
     row.trace = string_field(body, "session");

@@ -358,9 +358,30 @@ void document_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
     }
 }
 
+namespace {
+
+// The confidence a Synthesis or Conclusion states (`step` names it in the feature URIs).
+void answer_confidence(Emitter& e, const RunUris& run, std::string_view uri, std::string_view step,
+                       const AnswerConfidence& confidence) {
+    if (confidence.probability) e.number(uri, v::kAnswerConfidence, *confidence.probability);
+    if (!confidence.calibrator.empty()) e.literal(uri, v::kCalibrator, confidence.calibrator);
+    for (std::size_t i = 0; i < confidence.features.size(); ++i) {
+        const auto& f = confidence.features[i];
+        const auto node = run.evidence_feature(step, i);
+        e.iri(uri, v::kEvidenceFeatureProperty, node);
+        e.type(node, v::kProvEntity);
+        e.type(node, v::kEvidenceFeature);
+        e.literal(node, v::kFeatureName, f.name);
+        e.number(node, v::kFeatureValue, f.value);
+        if (f.effect) e.number(node, v::kFeatureEffect, *f.effect);
+    }
+}
+
+}  // namespace
+
 void synthesis(TripleSink& out, const RunUris& run, const StepInfo& step, const StoredText& answer,
                const std::vector<Citation>& citations,
-               const std::optional<ShortAnswer>& short_answer) {
+               const std::optional<ShortAnswer>& short_answer, const AnswerConfidence* confidence) {
     Emitter e(out);
     const auto uri = run.synthesis();
     step_header(e, run, uri, v::kSynthesis, step);
@@ -388,6 +409,7 @@ void synthesis(TripleSink& out, const RunUris& run, const StepInfo& step, const 
         e.integer(cit, v::kSpanEnd, c.span_end);
         for (auto s : supports) e.iri(cit, v::kSupportedBy, s);
     }
+    if (confidence) answer_confidence(e, run, uri, "synthesis", *confidence);
 }
 
 void analysis(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,

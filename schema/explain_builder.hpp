@@ -145,6 +145,23 @@ struct ShortAnswer {
     std::vector<std::string> supported_by;
 };
 
+// One evidence feature of an answer's confidence: its value and, when a calibrator scored the
+// answer, its term of the log-odds (positive: it raised the confidence).
+struct EvidenceFeatureRecord {
+    std::string name;
+    double value = 0.0;
+    std::optional<double> effect;
+};
+
+// How far to trust an answer: the calibrated probability and its calibrator's version when one
+// scored it, and the features measured (recorded even without a calibrator, so a fit can read
+// them from traces).
+struct AnswerConfidence {
+    std::optional<double> probability;
+    std::string calibrator;
+    std::vector<EvidenceFeatureRecord> features;
+};
+
 struct AgentAction {
     std::string thought;
     std::string action;     // tool name; empty when the iteration used no tool
@@ -328,9 +345,11 @@ void document_exploration(TripleSink& out, const RunUris& run, const StepInfo& s
 void document_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
                     const std::vector<RankedChunk>& chunks);
 // With `short_answer`: gb:shortAnswer and gb:shortAnswerSupportedBy on the Synthesis.
+// With `confidence`: gb:answerConfidence, gb:calibrator and each gb:evidenceFeature.
 void synthesis(TripleSink& out, const RunUris& run, const StepInfo& step, const StoredText& answer,
                const std::vector<Citation>& citations = {},
-               const std::optional<ShortAnswer>& short_answer = std::nullopt);
+               const std::optional<ShortAnswer>& short_answer = std::nullopt,
+               const AnswerConfidence* confidence = nullptr);
 void analysis(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
               const AgentAction& action);
 void observation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,

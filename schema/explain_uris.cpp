@@ -169,6 +169,9 @@ std::string RunUris::ranked_chunk(std::size_t n) const {
 std::string RunUris::citation(std::size_t n) const {
     return at("synthesis:citation:" + std::to_string(n));
 }
+std::string RunUris::evidence_feature(std::string_view step, std::size_t n) const {
+    return at(std::string(step) + ":feature:" + std::to_string(n));
+}
 std::string RunUris::text(std::string_view key) const { return at("text:" + percent_encode(key)); }
 
 bool is_writable_iri(std::string_view iri) noexcept {

@@ -12,6 +12,8 @@
 //   urn:glassbox:<uuid>:exploration:edge:N    an explored graph edge (rdf:Statement)
 //   urn:glassbox:<uuid>:focus:chunk:N         a re-ranked chunk
 //   urn:glassbox:<uuid>:synthesis:citation:N
+//   urn:glassbox:<uuid>:synthesis:feature:N   an evidence feature of the answer's confidence
+//   urn:glassbox:<uuid>:conclusion:feature:N
 //   urn:glassbox:<uuid>:text:<key>            a large text stored once in the trace store
 //   urn:glassbox:agent:worker:<service>       a worker (prov:SoftwareAgent)
 //   urn:glassbox:agent:model:<model>          a model (prov:SoftwareAgent), percent-encoded
@@ -54,6 +56,8 @@ public:
     std::string retrieved_chunk(std::size_t n) const;
     std::string ranked_chunk(std::size_t n) const;
     std::string citation(std::size_t n) const;
+    // Evidence feature N of the confidence the step `step` (synthesis or conclusion) states.
+    std::string evidence_feature(std::string_view step, std::size_t n) const;
     std::string text(std::string_view key) const;
 
 private:

@@ -119,6 +119,16 @@ inline constexpr std::string_view kShortAnswer = "https://glassbox.dev/ns#shortA
 inline constexpr std::string_view kShortAnswerSupportedBy =
     "https://glassbox.dev/ns#shortAnswerSupportedBy";
 inline constexpr std::string_view kCitationProperty = "https://glassbox.dev/ns#citation";
+// How far to trust an answer (docs/confidence.md): the calibrated probability, the calibrator,
+// and each evidence feature with its value and its effect on the score.
+inline constexpr std::string_view kAnswerConfidence = "https://glassbox.dev/ns#answerConfidence";
+inline constexpr std::string_view kCalibrator = "https://glassbox.dev/ns#calibrator";
+inline constexpr std::string_view kEvidenceFeatureProperty =
+    "https://glassbox.dev/ns#evidenceFeature";
+inline constexpr std::string_view kEvidenceFeature = "https://glassbox.dev/ns#EvidenceFeature";
+inline constexpr std::string_view kFeatureName = "https://glassbox.dev/ns#featureName";
+inline constexpr std::string_view kFeatureValue = "https://glassbox.dev/ns#featureValue";
+inline constexpr std::string_view kFeatureEffect = "https://glassbox.dev/ns#featureEffect";
 inline constexpr std::string_view kSpanStart = "https://glassbox.dev/ns#spanStart";
 inline constexpr std::string_view kSpanEnd = "https://glassbox.dev/ns#spanEnd";
 inline constexpr std::string_view kSupportedBy = "https://glassbox.dev/ns#supportedBy";

@@ -123,6 +123,8 @@ json to_json(const EvalRow& row) {
              {"seconds", row.seconds}};
     out["short_answer"] = row.short_answer ? json(*row.short_answer) : json(nullptr);
     out["confidence"] = row.confidence ? json(*row.confidence) : json(nullptr);
+    out["calibrator"] = row.calibrator;
+    out["evidence"] = row.evidence;
     if (!row.error.empty()) out["error"] = row.error;
     return out;
 }

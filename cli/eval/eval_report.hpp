@@ -22,10 +22,12 @@ struct EvalRow {
     std::string answer;  // the answer text
     std::optional<std::string> short_answer;
     AnswerScore score;
-    std::optional<double> confidence;  // the answer's, when it carries one
-    bool abstained = false;            // the answer says it does not know
-    std::string trace;                 // the run's trace (session URI)
-    std::string error;                 // the typed error when there was no answer
+    std::optional<double> confidence;                   // the answer's, when it carries one
+    std::string calibrator;                             // the calibrator that scored it
+    nlohmann::json evidence = nlohmann::json::array();  // its evidence features, as the FINAL
+    bool abstained = false;                             // the answer says it does not know
+    std::string trace;                                  // the run's trace (session URI)
+    std::string error;                                  // the typed error when there was no answer
     double seconds = 0.0;
 };
 

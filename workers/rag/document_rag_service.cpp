@@ -15,6 +15,7 @@
 #include "schema/services.hpp"
 #include "text/rank_fusion.hpp"
 #include "text/similarity.hpp"
+#include "workers/rag/answer_evidence.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_steps.hpp"
 
@@ -355,7 +356,28 @@ private:
                                  : trace_.run().retrieved_chunk(selected_[k]);
             },
             [&](std::size_t k, std::string_view claim) { return cited_chunk(k, claim); },
-            std::move(sources));
+            std::move(sources), document_features(evidence(*synthesised)));
+    }
+
+    // What the answer's evidence features read: the chunks given to synthesis, in order, and
+    // which of them the short answer and the text cite.
+    DocumentEvidence evidence(const SynthesisResult& synthesised) const {
+        DocumentEvidence ev;
+        ev.question = query_.query;
+        for (const std::size_t i : selected_)
+            ev.kept.push_back({retrieved_[i].text, retrieved_[i].document_id});
+        ev.short_answer = synthesised.short_answer;
+        for (const auto& id : synthesised.short_answer_ids) {
+            if (const auto n = marker_number(id, "c"); n && *n >= 1)
+                ev.answer_chunks.push_back(*n - 1);
+        }
+        for (const auto& c : synthesised.citations) {
+            for (const auto& id : c.ids) {
+                if (const auto n = marker_number(id, "c"); n && *n >= 1)
+                    ev.cited_chunks.push_back(*n - 1);
+            }
+        }
+        return ev;
     }
 
     // Chunk k given to synthesis as the reader sees it: its document, title and tier, and the

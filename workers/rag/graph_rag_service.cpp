@@ -17,6 +17,7 @@
 #include "schema/services.hpp"
 #include "schema/vocabulary.hpp"
 #include "text/similarity.hpp"
+#include "workers/rag/answer_evidence.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_steps.hpp"
 
@@ -714,7 +715,32 @@ private:
         return finish(
             timer, trace_.run().focus(), *synthesised, "e",
             [&](std::size_t k) { return trace_.run().edge_selection(k); },
-            [&](std::size_t k, std::string_view) { return cited_edge(k); }, std::move(sources));
+            [&](std::size_t k, std::string_view) { return cited_edge(k); }, std::move(sources),
+            graph_features(evidence(*synthesised)));
+    }
+
+    // What the answer's evidence features read: the kept edges, the seeds, the short answer.
+    GraphEvidence evidence(const SynthesisResult& synthesised) {
+        GraphEvidence ev;
+        ev.question = query_.query;
+        for (const auto& k : kept_) {
+            const auto& found = subgraph_[k.found];
+            const auto& words = labelled_[k.found];
+            EvidenceEdge e{found.ids.s, found.ids.o, words.s, words.p, words.o, k.score, {}, 0};
+            for (const auto& s : k.sources) e.sources.push_back(s.source);
+            if (!k.sources.empty()) e.tier = static_cast<int>(k.sources.front().tier);
+            ev.kept.push_back(std::move(e));
+        }
+        for (const auto& seed : seeds_) {
+            ev.seeds.push_back(terms_.id(seed.entity));
+            ev.seed_match = std::max(ev.seed_match, seed.score);
+        }
+        ev.short_answer = synthesised.short_answer;
+        for (const auto& id : synthesised.short_answer_ids) {
+            if (const auto n = marker_number(id, "e"); n && *n >= 1)
+                ev.answer_edges.push_back(*n - 1);
+        }
+        return ev;
     }
 
     // Kept edge k as the reader sees it: the fact in words (an inverse edge read the right way

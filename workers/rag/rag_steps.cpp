@@ -9,6 +9,7 @@
 
 #include "base/ascii.hpp"
 #include "schema/explain_builder.hpp"
+#include "workers/rag/answer_evidence.hpp"
 
 namespace glassbox::rag {
 
@@ -83,7 +84,10 @@ std::vector<schema::RagCitation> reader_citations(
 }
 
 RagRun::RagRun(runtime::RequestContext& context, const RagConfig& config, std::string_view service)
-    : context_(context), config_(config), trace_(context, service, config.explain) {}
+    : context_(context),
+      config_(config),
+      trace_(context, service, config.explain),
+      service_(service) {}
 
 base::Result<void> RagRun::check_cancel() const {
     if (context_.cancelled()) return context_.cancellation_error();
@@ -117,8 +121,8 @@ base::Result<SynthesisResult> RagRun::synthesise_answer(
 base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& previous,
                                   const SynthesisResult& synthesised, std::string_view id_prefix,
                                   const std::function<std::string(std::size_t)>& supporter,
-                                  const DescribeSource& describe,
-                                  std::vector<std::string> sources) {
+                                  const DescribeSource& describe, std::vector<std::string> sources,
+                                  const reasoner::EvidenceFeatures& features) {
     std::vector<explain::Citation> citations;
     for (const auto& c : synthesised.citations) {
         explain::Citation citation{c.start, c.end, {}};
@@ -133,13 +137,14 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
         for (const auto& id : synthesised.short_answer_ids)
             short_answer->supported_by.push_back(supporter(*marker_number(id, id_prefix) - 1));
     }
+    const auto confidence = answer_confidence(features, service_);
     const auto synthesis_uri = trace_.run().synthesis();
     if (auto sent = trace_.complete(synthesis_uri,
                                     [&](schema::TripleSink& out) {
                                         explain::synthesis(
                                             out, trace_.run(), timer.info(previous),
                                             explain::StoredText{synthesised.answer, std::nullopt},
-                                            citations, short_answer);
+                                            citations, short_answer, &confidence);
                                     });
         !sent) {
         return sent;
@@ -156,7 +161,9 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
     final.answer = synthesised.short_answer.value_or("");
     if (short_answer) final.answer_selections = short_answer->supported_by;
     final.citations = reader_citations(synthesised, id_prefix, supporter, describe);
-    return context_.reply(final_reply(std::move(final), trace_.session()));
+    auto body = final_reply(std::move(final), trace_.session());
+    add_confidence(body, confidence);
+    return context_.reply(std::move(body));
 }
 
 void RagRun::run_steps(const std::string& question) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "reasoner/answer_confidence.hpp"
 #include "schema/collection_name.hpp"
 #include "schema/messages.hpp"
 #include "workers/rag/rag_answer.hpp"
@@ -114,10 +115,13 @@ protected:
     // Ends the trace with Synthesis (derived from `previous`; marker `id_prefix`k is supported
     // by `supporter(k - 1)`) and sends the FINAL reply naming `sources`, with the citations
     // numbered in order of first appearance and described by `describe`.
+    // `features` are the answer's evidence features (answer_evidence.hpp): scored by the
+    // engine's calibrator, recorded on the Synthesis and carried by the FINAL.
     base::Result<void> finish(const StepTimer& timer, const std::string& previous,
                               const SynthesisResult& synthesised, std::string_view id_prefix,
                               const std::function<std::string(std::size_t)>& supporter,
-                              const DescribeSource& describe, std::vector<std::string> sources);
+                              const DescribeSource& describe, std::vector<std::string> sources,
+                              const reasoner::EvidenceFeatures& features);
 
     runtime::RequestContext& context_;
     const RagConfig& config_;
@@ -126,6 +130,7 @@ protected:
     std::vector<std::string> concepts_;
 
 private:
+    std::string service_;
     void run_steps(const std::string& question);
     base::Result<void> steps(const std::string& question);
     base::Result<void> grounding(const std::string& question);

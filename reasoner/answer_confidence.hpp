@@ -1,0 +1,77 @@
+// How far to trust an answer (docs/confidence.md): the evidence features an engine measured,
+// mapped to a probability of being right by a logistic calibrator fitted on question sets
+// (ops/fit-calibrator); the fitted parameters ship in reasoner/calibration.json.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace glassbox::reasoner {
+
+// One measured signal of an answer's evidence, e.g. {"path_linked", 1}.
+struct EvidenceFeature {
+    std::string name;
+    double value = 0.0;
+    bool operator==(const EvidenceFeature&) const = default;
+};
+using EvidenceFeatures = std::vector<EvidenceFeature>;
+
+// A fitted calibrator for one engine: p = 1 / (1 + exp(-(bias + Σ weight·(x − mean)/scale))).
+struct Calibrator {
+    std::string version;  // names the fit: a trace records which calibrator scored it
+    std::string engine;
+    std::vector<std::string> features;
+    std::vector<double> mean;
+    std::vector<double> scale;
+    std::vector<double> weight;
+    double bias = 0.0;
+};
+
+// What a feature did to the score: its term of the log-odds (positive raised it).
+struct FeatureEffect {
+    std::string name;
+    double value = 0.0;
+    double effect = 0.0;
+    bool operator==(const FeatureEffect&) const = default;
+};
+
+struct Confidence {
+    double probability = 0.0;            // in [0, 1]
+    std::string calibrator;              // the calibrator's version
+    std::vector<FeatureEffect> effects;  // largest |effect| first
+};
+
+// The calibrators of a calibration file ({"version", "engines": {name: {"features", "mean",
+// "scale", "weight", "bias"}}}); a file of another shape is an InvalidRequest naming the fault.
+base::Result<std::vector<Calibrator>> parse_calibrators(std::string_view json_text);
+
+// The calibrator shipped for `engine` ("graph-rag", "document-rag"), nullptr when there is none.
+const Calibrator* shipped_calibrator(std::string_view engine);
+
+// The answer's confidence by `calibrator`; a feature the calibrator names but `features` lacks
+// counts at its mean (no effect), and features it does not name are ignored.
+Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& features);
+
+// What a question says about the answer it expects, from its words alone (the extractive
+// model's question analysis): how many relations it chains from its named entity (the hops a
+// path to the answer should take; 0 when none is recognised), and whether it is a yes/no
+// question.
+struct QuestionExpectation {
+    std::size_t relations = 0;
+    bool yes_no = false;
+};
+QuestionExpectation question_expectation(std::string_view question);
+
+// True when `answer` cannot be what the question asks for: a year or a number for "who",
+// "where" or "which X"; anything but a time for "when"; anything but a number for "how many".
+bool answer_type_mismatch(std::string_view question, std::string_view answer);
+
+// The confidence in words, as the answer says it: "very likely" (≥ 0.9), "likely" (≥ 0.7),
+// "uncertain" (≥ 0.4), "unlikely".
+std::string_view confidence_words(double probability) noexcept;
+
+}  // namespace glassbox::reasoner

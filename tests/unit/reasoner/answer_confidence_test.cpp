@@ -1,0 +1,96 @@
+// Calibrated confidence (reasoner/answer_confidence.hpp): the calibration file's checks, the
+// logistic mapping and each feature's effect, the shipped calibrators, the words.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "reasoner/answer_confidence.hpp"
+
+namespace glassbox::reasoner {
+namespace {
+
+constexpr const char* kFile = R"({
+  "version": "test-1",
+  "engines": {
+    "graph-rag": {"features": ["margin", "path_linked"], "mean": [0.1, 0.5],
+                  "scale": [0.2, 0.5], "weight": [2.0, -1.0], "bias": 0.5}
+  }
+})";
+
+TEST(AnswerConfidenceTest, ParsesACalibrationFile) {
+    auto parsed = parse_calibrators(kFile);
+    ASSERT_TRUE(parsed) << parsed.error().describe();
+    ASSERT_EQ(parsed->size(), 1u);
+    const auto& c = parsed->front();
+    EXPECT_EQ(c.engine, "graph-rag");
+    EXPECT_EQ(c.version, "test-1/graph-rag");
+    EXPECT_EQ(c.features, (std::vector<std::string>{"margin", "path_linked"}));
+    EXPECT_DOUBLE_EQ(c.bias, 0.5);
+}
+
+TEST(AnswerConfidenceTest, RefusesAFileOfAnotherShape) {
+    EXPECT_EQ(parse_calibrators("{").error().type, base::ErrorType::kInvalidJson);
+    EXPECT_FALSE(parse_calibrators(R"({"engines": {}})"));
+    const auto short_weights = parse_calibrators(
+        R"({"version": "v", "engines": {"x": {"features": ["a"], "mean": [0], "scale": [1],
+            "weight": [], "bias": 0}}})");
+    ASSERT_FALSE(short_weights);
+    EXPECT_NE(short_weights.error().message.find("\"weight\""), std::string::npos);
+    EXPECT_FALSE(parse_calibrators(
+        R"({"version": "v", "engines": {"x": {"features": ["a"], "mean": [0], "scale": [0],
+            "weight": [1], "bias": 0}}})"));
+}
+
+TEST(AnswerConfidenceTest, MapsFeaturesThroughTheLogistic) {
+    const auto c = parse_calibrators(kFile)->front();
+    // margin (0.5 - 0.1) / 0.2 * 2 = 4; path_linked (1 - 0.5) / 0.5 * -1 = -1; logit 0.5 + 3.
+    const auto scored = calibrate(c, {{"margin", 0.5}, {"path_linked", 1.0}, {"other", 9.0}});
+    EXPECT_NEAR(scored.probability, 1.0 / (1.0 + std::exp(-3.5)), 1e-12);
+    EXPECT_EQ(scored.calibrator, "test-1/graph-rag");
+    ASSERT_EQ(scored.effects.size(), 2u);         // "other" is not the calibrator's
+    EXPECT_EQ(scored.effects[0].name, "margin");  // the largest effect first
+    EXPECT_NEAR(scored.effects[0].effect, 4.0, 1e-12);
+    EXPECT_NEAR(scored.effects[1].effect, -1.0, 1e-12);
+    // A feature the answer lacks counts at its mean: no effect.
+    const auto missing = calibrate(c, {{"margin", 0.1}});
+    EXPECT_NEAR(missing.probability, 1.0 / (1.0 + std::exp(-0.5)), 1e-12);
+}
+
+TEST(AnswerConfidenceTest, TheShippedFileParsesAndNamesItsEngines) {
+    std::ifstream in(std::string(GLASSBOX_SOURCE_DIR) + "/reasoner/calibration.json");
+    ASSERT_TRUE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = parse_calibrators(text.str());
+    ASSERT_TRUE(parsed) << parsed.error().describe();
+    for (const auto& c : *parsed) {
+        const Calibrator* shipped = shipped_calibrator(c.engine);
+        ASSERT_NE(shipped, nullptr) << c.engine;
+        EXPECT_EQ(shipped->version, c.version) << "the binary carries the file as it is";
+        EXPECT_EQ(shipped->features, c.features);
+    }
+    EXPECT_EQ(shipped_calibrator("no-such-engine"), nullptr);
+}
+
+TEST(AnswerConfidenceTest, SaysItInWords) {
+    EXPECT_EQ(confidence_words(0.95), "very likely");
+    EXPECT_EQ(confidence_words(0.7), "likely");
+    EXPECT_EQ(confidence_words(0.5), "uncertain");
+    EXPECT_EQ(confidence_words(0.1), "unlikely");
+}
+
+TEST(AnswerConfidenceTest, ReadsWhatTheQuestionExpects) {
+    EXPECT_EQ(question_expectation("Who built the MV Curlew?").relations, 1u);
+    EXPECT_GE(question_expectation("Who founded the shipyard that built the MV Curlew?").relations,
+              2u);
+    EXPECT_TRUE(question_expectation("Is Brinehaven on Greyhollow?").yes_no);
+    EXPECT_FALSE(question_expectation("Who designed Greyhollow Light?").yes_no);
+    EXPECT_TRUE(answer_type_mismatch("Who designed Greyhollow Light?", "1887"));
+    EXPECT_FALSE(answer_type_mismatch("Who designed Greyhollow Light?", "Ilse Varrow"));
+    EXPECT_TRUE(answer_type_mismatch("How many people live in Brinehaven?", "Ilse Varrow"));
+}
+
+}  // namespace
+}  // namespace glassbox::reasoner

@@ -1,0 +1,121 @@
+// The evidence features of an answer (workers/rag/answer_evidence.hpp): a path from the question's
+// entity to the answer, its hops against the question's relations, rivals, sources and tiers;
+// for documents, support, rank and coverage; and the confidence the trace and FINAL carry.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "workers/rag/answer_evidence.hpp"
+
+namespace glassbox::rag {
+namespace {
+
+std::map<std::string, double> by_name(const reasoner::EvidenceFeatures& features) {
+    std::map<std::string, double> out;
+    for (const auto& f : features) out[f.name] = f.value;
+    return out;
+}
+
+// MV Curlew (1) -built by-> Brenn Shipyard (2) -founded by-> Oskar Brenn (3); a rival
+// Brenn Shipyard -located in-> Cobble Quay (4); Brenn Shipyard -type-> shipyard (5).
+GraphEvidence curlew(std::string answer) {
+    GraphEvidence ev;
+    ev.question = "Who founded the shipyard that built the MV Curlew?";
+    ev.kept = {
+        {1, 2, "MV Curlew", "built by", "Brenn Shipyard", 0.9, {"doc:a"}, 1},
+        {2, 3, "Brenn Shipyard", "founded by", "Oskar Brenn", 0.8, {"doc:a", "doc:b"}, 2},
+        {2, 4, "Brenn Shipyard", "located in", "Cobble Quay", 0.5, {"doc:c"}, 3},
+        {2, 5, "Brenn Shipyard", "type", "shipyard", 0.3, {}, 0},
+    };
+    ev.seeds = {1};
+    ev.seed_match = 0.97;
+    ev.short_answer = std::move(answer);
+    return ev;
+}
+
+TEST(AnswerEvidenceTest, APathFromTheSeedToTheAnswer) {
+    auto ev = curlew("Oskar Brenn");
+    ev.answer_edges = {1};
+    const auto f = by_name(graph_features(ev));
+    EXPECT_EQ(f.at("answered"), 1.0);
+    EXPECT_EQ(f.at("answer_found"), 1.0);
+    EXPECT_EQ(f.at("path_linked"), 1.0);
+    EXPECT_EQ(f.at("path_hops"), 2.0);
+    EXPECT_EQ(f.at("hop_excess"), 0.0);  // founded, shipyard, built: three relation words
+    EXPECT_EQ(f.at("answer_via_type"), 0.0);
+    // Rivals two hops out: Cobble Quay (0.5) and shipyard (0.3); the answer's edge 0.8.
+    EXPECT_NEAR(f.at("margin"), 0.3, 1e-12);
+    EXPECT_NEAR(f.at("competitors"), std::log1p(2.0), 1e-12);
+    EXPECT_NEAR(f.at("path_sources"), std::log1p(2.0), 1e-12);  // doc:a, doc:b
+    EXPECT_EQ(f.at("weakest_tier"), 2.0);
+    EXPECT_GT(f.at("question_coverage"), 0.5);
+    EXPECT_DOUBLE_EQ(f.at("seed_match"), 0.97);
+}
+
+TEST(AnswerEvidenceTest, AClassOrTheSeedItselfIsNotALinkedAnswer) {
+    auto type = by_name(graph_features(curlew("shipyard")));
+    EXPECT_EQ(type.at("answer_via_type"), 1.0);
+    EXPECT_LT(type.at("margin"), 0.0);
+    auto seed = by_name(graph_features(curlew("MV Curlew")));
+    EXPECT_EQ(seed.at("answer_is_seed"), 1.0);
+    EXPECT_EQ(seed.at("path_linked"), 0.0);
+    auto none = by_name(graph_features(curlew("")));
+    EXPECT_EQ(none.at("answered"), 0.0);
+    EXPECT_EQ(none.at("answer_found"), 0.0);
+    auto elsewhere = by_name(graph_features(curlew("Somebody Else")));
+    EXPECT_EQ(elsewhere.at("answered"), 1.0);
+    EXPECT_EQ(elsewhere.at("answer_found"), 0.0);
+}
+
+TEST(AnswerEvidenceTest, TooManyHopsForTheQuestion) {
+    auto ev = curlew("Oskar Brenn");
+    ev.question = "Who built the MV Curlew?";
+    EXPECT_EQ(by_name(graph_features(ev)).at("hop_excess"), 1.0);
+}
+
+TEST(AnswerEvidenceTest, DocumentSupportRankAndCoverage) {
+    DocumentEvidence ev;
+    ev.question = "Which shipyard built the Curlew ferry?";
+    ev.kept = {{"The Curlew ferry sails daily.", "d1"},
+               {"Brenn Shipyard built the Curlew ferry in 1931.", "d2"},
+               {"Brenn Shipyard also built the Gannet.", "d3"}};
+    ev.short_answer = "Brenn Shipyard";
+    ev.answer_chunks = {1};
+    ev.cited_chunks = {1};
+    const auto f = by_name(document_features(ev));
+    EXPECT_EQ(f.at("answered"), 1.0);
+    EXPECT_EQ(f.at("yes_no"), 0.0);
+    EXPECT_EQ(f.at("answer_words"), 2.0);
+    EXPECT_NEAR(f.at("answer_documents"), std::log1p(2.0), 1e-12);  // d2 and d3
+    EXPECT_DOUBLE_EQ(f.at("answer_rank"), 0.5);                     // first in the second chunk
+    EXPECT_DOUBLE_EQ(f.at("question_coverage"), 1.0);  // shipyard, built, curlew, ferry
+    EXPECT_EQ(f.at("cited_documents"), 1.0);
+    EXPECT_EQ(f.at("answer_in_question"), 0.0);
+    ev.short_answer = "no";
+    EXPECT_EQ(by_name(document_features(ev)).at("yes_no"), 1.0);
+}
+
+TEST(AnswerEvidenceTest, TheFinalCarriesTheFeaturesAndTheCalibratedConfidence) {
+    const auto uncalibrated = answer_confidence({{"margin", 0.3}}, "no-such-engine");
+    EXPECT_FALSE(uncalibrated.probability);
+    ASSERT_EQ(uncalibrated.features.size(), 1u);
+    EXPECT_FALSE(uncalibrated.features[0].effect);
+    nlohmann::json final = nlohmann::json::object();
+    add_confidence(final, uncalibrated);
+    EXPECT_FALSE(final.contains("confidence"));
+    EXPECT_EQ(final["evidence"][0]["name"], "margin");
+
+    if (reasoner::shipped_calibrator("graph-rag") == nullptr) GTEST_SKIP() << "no calibrator";
+    const auto scored = answer_confidence(graph_features(curlew("Oskar Brenn")), "graph-rag");
+    ASSERT_TRUE(scored.probability);
+    EXPECT_GE(*scored.probability, 0.0);
+    EXPECT_LE(*scored.probability, 1.0);
+    add_confidence(final, scored);
+    EXPECT_DOUBLE_EQ(final["confidence"].get<double>(), *scored.probability);
+    EXPECT_EQ(final["calibrator"], scored.calibrator);
+    EXPECT_TRUE(final["confidence_words"].is_string());
+}
+
+}  // namespace
+}  // namespace glassbox::rag

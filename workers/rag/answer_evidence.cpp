@@ -1,0 +1,284 @@
+// The evidence features of an answer (workers/rag/answer_evidence.hpp).
+#include "workers/rag/answer_evidence.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "text/stopwords.hpp"
+#include "text/tokenize.hpp"
+
+namespace glassbox::rag {
+namespace {
+
+using reasoner::EvidenceFeatures;
+
+// The stems of a text's words that carry content (stopwords left out).
+std::set<std::string> content_stems(std::string_view text) {
+    std::set<std::string> out;
+    for (const auto& word : text::words(text)) {
+        if (!text::is_stopword(word)) out.insert(text::stem(word));
+    }
+    return out;
+}
+
+// The share of the question's content words that `evidence` contains (0 for a question with
+// none).
+double coverage(const std::set<std::string>& question, const std::set<std::string>& evidence) {
+    if (question.empty()) return 0.0;
+    const auto covered = std::count_if(question.begin(), question.end(),
+                                       [&](const std::string& w) { return evidence.contains(w); });
+    return static_cast<double>(covered) / static_cast<double>(question.size());
+}
+
+std::string folded(std::string_view text) {
+    std::string out;
+    text::for_each_word(text, [&](std::string_view word) {
+        if (!out.empty()) out.push_back(' ');
+        out += word;
+    });
+    return out;
+}
+
+// A predicate that states a class ("type", rdf:type's label, "instance of"): an answer reached
+// over it is a class, rarely the thing asked for.
+bool is_type_predicate(std::string_view label) {
+    const std::string words = folded(label);
+    return words == "type" || words == "rdf type" || words == "is a" || words == "instance of" ||
+           words.ends_with(" type");
+}
+
+// Breadth-first over the kept edges (either direction) from the seeds: each node reached, its
+// distance and the edge that first reached it.
+struct Reach {
+    std::uint32_t distance = 0;
+    std::optional<std::size_t> via;
+};
+
+std::unordered_map<std::uint32_t, Reach> reach_from_seeds(const GraphEvidence& ev) {
+    std::unordered_map<std::uint32_t, std::vector<std::size_t>> touching;
+    for (std::size_t i = 0; i < ev.kept.size(); ++i) {
+        touching[ev.kept[i].s].push_back(i);
+        if (ev.kept[i].o != ev.kept[i].s) touching[ev.kept[i].o].push_back(i);
+    }
+    std::unordered_map<std::uint32_t, Reach> reached;
+    std::deque<std::uint32_t> queue;
+    for (const auto seed : ev.seeds) {
+        if (reached.emplace(seed, Reach{}).second) queue.push_back(seed);
+    }
+    while (!queue.empty()) {
+        const auto node = queue.front();
+        queue.pop_front();
+        const auto it = touching.find(node);
+        if (it == touching.end()) continue;
+        for (const auto e : it->second) {
+            const auto other = ev.kept[e].s == node ? ev.kept[e].o : ev.kept[e].s;
+            if (reached.emplace(other, Reach{reached[node].distance + 1, e}).second)
+                queue.push_back(other);
+        }
+    }
+    return reached;
+}
+
+// The kept-edge end the short answer names: an end of an edge it cites first, else of any.
+std::optional<std::uint32_t> answer_node(const GraphEvidence& ev, const std::string& answer) {
+    const auto names = [&](std::size_t e) -> std::optional<std::uint32_t> {
+        if (folded(ev.kept[e].o_label) == answer) return ev.kept[e].o;
+        if (folded(ev.kept[e].s_label) == answer) return ev.kept[e].s;
+        return std::nullopt;
+    };
+    for (const auto e : ev.answer_edges) {
+        if (e < ev.kept.size())
+            if (auto node = names(e)) return node;
+    }
+    for (std::size_t e = 0; e < ev.kept.size(); ++e) {
+        if (auto node = names(e)) return node;
+    }
+    return std::nullopt;
+}
+
+// Edge scores around the answer: the edge that reached it against the best edge reaching
+// another node as far from the seeds (a rival answer).
+struct Rivals {
+    double answer_score = 0.0;
+    double best_rival = 0.0;
+    std::size_t rivals = 0;
+};
+
+Rivals rivals_of(const GraphEvidence& ev, const std::unordered_map<std::uint32_t, Reach>& reach,
+                 std::uint32_t node) {
+    Rivals r;
+    const auto at = reach.find(node);
+    if (at == reach.end() || !at->second.via) {
+        for (const auto& e : ev.kept) {
+            if (e.s == node || e.o == node) r.answer_score = std::max(r.answer_score, e.score);
+        }
+        return r;
+    }
+    r.answer_score = ev.kept[*at->second.via].score;
+    for (const auto& [other, how] : reach) {
+        if (other == node || how.distance != at->second.distance || !how.via) continue;
+        ++r.rivals;
+        r.best_rival = std::max(r.best_rival, ev.kept[*how.via].score);
+    }
+    return r;
+}
+
+}  // namespace
+
+EvidenceFeatures graph_features(const GraphEvidence& ev) {
+    const std::string answer = folded(ev.short_answer.value_or(""));
+    const auto reach = reach_from_seeds(ev);
+    const auto node = answer.empty() ? std::nullopt : answer_node(ev, answer);
+    const auto at = node ? reach.find(*node) : reach.end();
+    const bool linked = at != reach.end();
+    const bool is_seed =
+        node && std::find(ev.seeds.begin(), ev.seeds.end(), *node) != ev.seeds.end();
+    // The path from a seed to the answer, and what it says and rests on.
+    std::set<std::string> said;
+    std::unordered_set<std::string> sources;
+    int weakest = 0;
+    bool via_type = false;
+    if (linked && at->second.via) via_type = is_type_predicate(ev.kept[*at->second.via].p_label);
+    for (auto step = linked ? at->second.via : std::nullopt; step;) {
+        const auto& e = ev.kept[*step];
+        for (const auto* label : {&e.s_label, &e.p_label, &e.o_label}) {
+            const auto stems = content_stems(*label);
+            said.insert(stems.begin(), stems.end());
+        }
+        sources.insert(e.sources.begin(), e.sources.end());
+        weakest = std::max(weakest, e.tier);
+        const auto from = reach.at(e.s).distance < reach.at(e.o).distance ? e.s : e.o;
+        step = reach.at(from).via;
+    }
+    const Rivals rivals = node ? rivals_of(ev, reach, *node) : Rivals{};
+    const auto expected = reasoner::question_expectation(ev.question);
+    const double hops = linked ? static_cast<double>(at->second.distance) : 0.0;
+    // Only hops beyond every relation word count: the question's relation words include class
+    // words ("the shipyard that built X"), so fewer hops than words is no sign of anything.
+    const double excess = linked && expected.relations > 0
+                              ? std::max(0.0, hops - static_cast<double>(expected.relations))
+                              : 0.0;
+    return {
+        {"answered", answer.empty() ? 0.0 : 1.0},
+        {"answer_found", node ? 1.0 : 0.0},
+        {"answer_is_seed", is_seed ? 1.0 : 0.0},
+        {"path_linked", linked && !is_seed ? 1.0 : 0.0},
+        {"path_hops", hops},
+        {"hop_excess", std::min(excess, 3.0)},
+        {"answer_via_type", via_type ? 1.0 : 0.0},
+        {"type_mismatch",
+         !answer.empty() && reasoner::answer_type_mismatch(ev.question, *ev.short_answer) ? 1.0
+                                                                                          : 0.0},
+        {"question_coverage", coverage(content_stems(ev.question), said)},
+        {"answer_score", rivals.answer_score},
+        {"margin", rivals.answer_score - rivals.best_rival},
+        {"competitors", std::log1p(static_cast<double>(rivals.rivals))},
+        {"path_sources", std::log1p(static_cast<double>(sources.size()))},
+        {"weakest_tier", static_cast<double>(weakest)},
+        {"seed_match", ev.seed_match},
+    };
+}
+
+namespace {
+
+bool contains_phrase(std::string_view haystack_folded, const std::string& phrase) {
+    if (phrase.empty()) return false;
+    const std::string padded = " " + std::string(haystack_folded) + " ";
+    return padded.find(" " + phrase + " ") != std::string::npos;
+}
+
+}  // namespace
+
+EvidenceFeatures document_features(const DocumentEvidence& ev) {
+    const std::string answer = folded(ev.short_answer.value_or(""));
+    const bool yes_no = answer == "yes" || answer == "no";
+    std::vector<std::string> chunk_text;
+    for (const auto& c : ev.kept) chunk_text.push_back(folded(c.text));
+    std::set<std::string> documents;
+    std::optional<std::size_t> first;
+    for (std::size_t i = 0; i < ev.kept.size() && !yes_no; ++i) {
+        if (!contains_phrase(chunk_text[i], answer)) continue;
+        documents.insert(ev.kept[i].document);
+        if (!first) first = i;
+    }
+    // What the answer stands on: the chunks its short answer cites, else those its text cites,
+    // else the first one it was given.
+    std::vector<std::size_t> grounds =
+        !ev.answer_chunks.empty() ? ev.answer_chunks : ev.cited_chunks;
+    if (grounds.empty() && !ev.kept.empty()) grounds.push_back(0);
+    std::set<std::string> said;
+    std::set<std::string> cited_documents;
+    for (const auto i : grounds) {
+        if (i >= ev.kept.size()) continue;
+        const auto stems = content_stems(ev.kept[i].text);
+        said.insert(stems.begin(), stems.end());
+        cited_documents.insert(ev.kept[i].document);
+    }
+    const auto answer_stems = content_stems(answer);
+    const auto question_stems = content_stems(ev.question);
+    const bool in_question =
+        !answer_stems.empty() &&
+        std::all_of(answer_stems.begin(), answer_stems.end(),
+                    [&](const std::string& w) { return question_stems.contains(w); });
+    double words = 0.0;
+    text::for_each_word(answer, [&](std::string_view) { words += 1.0; });
+    return {
+        {"answered", answer.empty() ? 0.0 : 1.0},
+        {"yes_no", yes_no ? 1.0 : 0.0},
+        {"yes_no_question", reasoner::question_expectation(ev.question).yes_no ? 1.0 : 0.0},
+        {"answer_in_question", in_question ? 1.0 : 0.0},
+        {"type_mismatch",
+         !answer.empty() && reasoner::answer_type_mismatch(ev.question, *ev.short_answer) ? 1.0
+                                                                                          : 0.0},
+        {"answer_words", std::min(words, 10.0)},
+        {"answer_documents", std::log1p(static_cast<double>(documents.size()))},
+        {"answer_rank", first ? 1.0 / static_cast<double>(*first + 1) : 0.0},
+        {"question_coverage", coverage(question_stems, said)},
+        {"cited_documents", static_cast<double>(cited_documents.size())},
+    };
+}
+
+schema::explain::AnswerConfidence answer_confidence(const reasoner::EvidenceFeatures& features,
+                                                    std::string_view engine) {
+    schema::explain::AnswerConfidence out;
+    const auto* calibrator = reasoner::shipped_calibrator(engine);
+    if (calibrator == nullptr) {
+        for (const auto& f : features) out.features.push_back({f.name, f.value, std::nullopt});
+        return out;
+    }
+    const auto scored = reasoner::calibrate(*calibrator, features);
+    out.probability = scored.probability;
+    out.calibrator = scored.calibrator;
+    for (const auto& f : features) {
+        const auto it = std::find_if(scored.effects.begin(), scored.effects.end(),
+                                     [&](const auto& e) { return e.name == f.name; });
+        out.features.push_back(
+            {f.name, f.value,
+             it == scored.effects.end() ? std::nullopt : std::optional<double>(it->effect)});
+    }
+    return out;
+}
+
+void add_confidence(nlohmann::json& final, const schema::explain::AnswerConfidence& confidence) {
+    if (confidence.probability) {
+        final["confidence"] = *confidence.probability;
+        final["confidence_words"] = reasoner::confidence_words(*confidence.probability);
+        final["calibrator"] = confidence.calibrator;
+    }
+    auto evidence = nlohmann::json::array();
+    for (const auto& f : confidence.features) {
+        nlohmann::json item{{"name", f.name}, {"value", f.value}};
+        if (f.effect) item["effect"] = *f.effect;
+        evidence.push_back(std::move(item));
+    }
+    final["evidence"] = std::move(evidence);
+}
+
+}  // namespace glassbox::rag

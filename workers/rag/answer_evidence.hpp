@@ -1,0 +1,74 @@
+// The evidence features of an answer (docs/confidence.md): what graph RAG and document RAG
+// measured about the evidence behind their short answer, whichever model wrote it. A calibrator
+// (reasoner/answer_confidence.hpp) turns them into a probability.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "reasoner/answer_confidence.hpp"
+#include "schema/explain_builder.hpp"
+
+namespace glassbox::rag {
+
+// A kept edge as the features read it: its ends numbered within the run, in words, its score
+// and its sources.
+struct EvidenceEdge {
+    std::uint32_t s = 0;
+    std::uint32_t o = 0;
+    std::string s_label;
+    std::string p_label;
+    std::string o_label;
+    double score = 0.0;
+    std::vector<std::string> sources;
+    int tier = 0;  // of its best source; 0: not known
+};
+
+struct GraphEvidence {
+    std::string question;
+    std::vector<EvidenceEdge> kept;
+    std::vector<std::uint32_t> seeds;  // the question's entities, numbered as the edges' ends
+    double seed_match = 0.0;           // the best seed's similarity to its concept
+    std::optional<std::string> short_answer;
+    std::vector<std::size_t> answer_edges;  // kept edges the short answer cites
+};
+
+// answered, answer_found, answer_is_seed, path_linked, path_hops, hop_excess (hops beyond the
+// question's relation words), answer_via_type (reached over a type edge: a class, not an
+// instance), type_mismatch, question_coverage, answer_score, margin, competitors, path_sources,
+// weakest_tier, seed_match.
+reasoner::EvidenceFeatures graph_features(const GraphEvidence& evidence);
+
+// A kept chunk as the features read it, in the order the answer was given them.
+struct EvidenceChunk {
+    std::string text;
+    std::string document;
+};
+
+struct DocumentEvidence {
+    std::string question;
+    std::vector<EvidenceChunk> kept;
+    std::optional<std::string> short_answer;
+    std::vector<std::size_t> answer_chunks;  // kept chunks the short answer cites
+    std::vector<std::size_t> cited_chunks;   // kept chunks the answer text cites
+};
+
+// answered, yes_no, yes_no_question, answer_in_question, type_mismatch, answer_words,
+// answer_documents, answer_rank, question_coverage, cited_documents.
+reasoner::EvidenceFeatures document_features(const DocumentEvidence& evidence);
+
+// The answer's confidence as the trace records it: `features`, scored by the calibrator shipped
+// for `engine` when there is one (probability, version, each feature's effect).
+schema::explain::AnswerConfidence answer_confidence(const reasoner::EvidenceFeatures& features,
+                                                    std::string_view engine);
+
+// Adds the confidence to a FINAL body: "confidence" (when calibrated), "confidence_words",
+// "calibrator" and "evidence" ([{"name", "value", "effect"}]).
+void add_confidence(nlohmann::json& final, const schema::explain::AnswerConfidence& confidence);
+
+}  // namespace glassbox::rag
