@@ -21,7 +21,9 @@ base::Result<void> register_row_feed(Connection& connection, const std::string& 
 // Runs `sql`, which reads `feed_name` once (`FROM <feed_name>`), with `feed` as that table's
 // rows; returns the rows it changed. PostgreSQL runs it once per slice of at most
 // `postgres_slice` rows (one bound array per column the SQL names), so `sql` must give the same
-// result fed in slices (INSERT ... SELECT does).
+// result fed in slices (INSERT ... SELECT does). There a statement that only appends the rows
+// (`INSERT INTO t(a, b) SELECT c0, t0 FROM <feed_name>`, nothing more) is run as a binary COPY
+// of each slice instead, with the same result.
 base::Result<std::int64_t> run_with_row_feed(Connection& connection, const std::string& feed_name,
                                              const std::string& sql, const Int64RowFeed& feed,
                                              std::size_t postgres_slice = 50'000);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "storage/pg_dsn.hpp"
@@ -446,6 +447,55 @@ std::string_view PgConnection::Impl::bytes(int column) const noexcept {
     return *slot;
 }
 
+// ---- COPY rows ---------------------------------------------------------------------------------
+
+namespace {
+
+// `value` big-endian, as COPY's binary format has every integer.
+template <typename Int>
+void pg_put_big_endian(std::string& out, Int value) {
+    auto u = static_cast<std::make_unsigned_t<Int>>(value);
+    char bytes[sizeof(Int)];
+    for (std::size_t i = sizeof(Int); i-- > 0; u = static_cast<decltype(u)>(u >> 8))
+        bytes[i] = static_cast<char>(u & 0xFF);
+    out.append(bytes, sizeof(Int));
+}
+
+}  // namespace
+
+PgCopyRows::PgCopyRows() {
+    // The signature, then 32-bit flags (no OIDs) and header-extension length, both 0.
+    static constexpr char kSignature[] = "PGCOPY\n\xff\r\n";
+    bytes_.append(kSignature, sizeof kSignature);  // with its terminating NUL, which is part of it
+    pg_put_big_endian(bytes_, std::int32_t{0});
+    pg_put_big_endian(bytes_, std::int32_t{0});
+}
+
+void PgCopyRows::begin_row(std::int16_t fields) {
+    pg_put_big_endian(bytes_, fields);
+    ++rows_;
+}
+
+void PgCopyRows::add_int64(std::int64_t value) {
+    pg_put_big_endian(bytes_, std::int32_t{8});
+    pg_put_big_endian(bytes_, value);
+}
+
+bool PgCopyRows::add_text(std::string_view text) {
+    if (text.find('\0') != std::string_view::npos || text.size() > kPgMaxFieldBytes) return false;
+    pg_put_big_endian(bytes_, static_cast<std::int32_t>(text.size()));
+    bytes_.append(text);
+    return true;
+}
+
+void PgCopyRows::add_null() { pg_put_big_endian(bytes_, std::int32_t{-1}); }
+
+std::string_view PgCopyRows::finish() {
+    if (!finished_) pg_put_big_endian(bytes_, std::int16_t{-1});
+    finished_ = true;
+    return bytes_;
+}
+
 // ---- Connection --------------------------------------------------------------------------------
 
 void PgConnection::Closer::operator()(pg_conn* connection) const noexcept { PQfinish(connection); }
@@ -589,6 +639,49 @@ Result<void> PgConnection::exec(std::string_view sql) {
     if (!result) return result.error();
     note_changes(result->get());
     return {};
+}
+
+PgConnection* PgConnection::of(sql::Connection& connection) noexcept {
+    if (connection.dialect() != sql::Dialect::kPostgres) return nullptr;
+    return static_cast<PgConnection*>(&connection);
+}
+
+Result<std::int64_t> PgConnection::copy_in(std::string_view target, PgCopyRows& rows) {
+    if (auto ready = usable(); !ready) return ready.error();
+    const std::string sql = "COPY " + std::string(target) + " FROM STDIN (FORMAT binary)";
+    const std::string_view data = rows.finish();
+    PGconn* connection = connection_.get();
+    PGresult* started = PQexec(connection, sql.c_str());
+    if (PQresultStatus(started) != PGRES_COPY_IN) {
+        auto result = checked(started, sql);  // the error it holds (COMMAND_OK cannot come here)
+        if (!result) return result.error();
+        return make_error(ErrorType::kInternal, options_.label + ": COPY did not start");
+    }
+    PQclear(started);
+    // In pieces of 1 MiB: libpq sends as its buffer fills, so the server works meanwhile.
+    constexpr std::size_t kPiece = std::size_t{1} << 20;
+    bool sent = true;
+    for (std::size_t at = 0; sent && at < data.size(); at += kPiece) {
+        const std::size_t n = std::min(kPiece, data.size() - at);
+        sent = PQputCopyData(connection, data.data() + at, static_cast<int>(n)) == 1;
+    }
+    sent = PQputCopyEnd(connection, sent ? nullptr : "glassbox: COPY cut short") == 1 && sent;
+    // The COPY's own result, then none. A result still in COPY_IN means the data could not be
+    // sent (the connection is gone): reported below rather than waited on.
+    PgResult last;
+    while (PGresult* next = PQgetResult(connection)) {
+        last.reset(next);
+        if (PQresultStatus(next) == PGRES_COPY_IN) break;
+    }
+    if (!sent || !last || PQresultStatus(last.get()) == PGRES_COPY_IN)
+        return unavailable("COPY cut short: " + libpq_message());
+    auto result = checked(last.release(), sql);
+    if (!result) return result.error();
+    const std::string_view tuples = PQcmdTuples(result->get());
+    std::int64_t copied = 0;
+    (void)std::from_chars(tuples.data(), tuples.data() + tuples.size(), copied);
+    changes_ = copied;
+    return copied;
 }
 
 Result<sql::Statement> PgConnection::prepare(const std::string& sql) {

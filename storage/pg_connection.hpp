@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +42,28 @@ struct PgSql {
 };
 PgSql postgres_placeholders(std::string_view sql);
 
+// Rows for PgConnection::copy_in in COPY's binary format (PostgreSQL docs, COPY, "Binary
+// Format"): a header, then per row its field count and each field as a length (-1: NULL) and
+// its bytes, integers big-endian. The server parses it with no text conversion and appends the
+// rows a heap page at a time (one WAL record per page of rows, not one per row).
+class PgCopyRows {
+public:
+    PgCopyRows();
+    void begin_row(std::int16_t fields);
+    void add_int64(std::int64_t value);
+    // False, and nothing added, when `text` holds a NUL (which PostgreSQL text cannot store).
+    bool add_text(std::string_view text);
+    void add_null();
+    std::size_t rows() const noexcept { return rows_; }
+    // The rows with the trailer; no row can be added afterwards.
+    std::string_view finish();
+
+private:
+    std::string bytes_;
+    std::size_t rows_ = 0;
+    bool finished_ = false;
+};
+
 class PgConnection final : public sql::Connection {
     // Only open() constructs (explicit: `{}` cannot make one outside).
     struct Token {
@@ -71,6 +94,13 @@ public:
 
     const std::string& label() const noexcept override { return options_.label; }
     std::string where() const override { return server_; }
+
+    // The connection as a PgConnection, or nullptr when it is another engine's.
+    static PgConnection* of(sql::Connection& connection) noexcept;
+    // COPY <target> FROM STDIN (FORMAT binary): `target` names a table and its columns
+    // ("t(a, b)", trusted SQL), `rows` holds them in that order. Returns the rows copied. A failed
+    // COPY fails the transaction it runs in, as a failed INSERT does.
+    base::Result<std::int64_t> copy_in(std::string_view target, PgCopyRows& rows);
 
 private:
     class Impl;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "storage/feed_rows.hpp"
 #include "storage/pg_connection.hpp"
 #include "tests/support/closed_port.hpp"
 #include "tests/support/postgres_server.hpp"
@@ -367,6 +368,94 @@ TEST_F(PgConnectionTest, AFailedStatementMakesCommitAnErrorAndKeepsNothing) {
         EXPECT_FALSE(db_->in_transaction());
     }
     EXPECT_EQ(scalar(*db_, "SELECT count(*) FROM t"), 0);
+}
+
+TEST_F(PgConnectionTest, CopyInWritesIntegersTextsAndNullsAndCountsThem) {
+    ASSERT_TRUE(db_->exec("CREATE TABLE t(id bigint PRIMARY KEY, v text, n bigint)"));
+    PgCopyRows rows;
+    const std::int64_t ids[] = {std::numeric_limits<std::int64_t>::min(), -1, 0, 1 << 20,
+                                std::numeric_limits<std::int64_t>::max()};
+    for (const auto id : ids) {
+        rows.begin_row(3);
+        rows.add_int64(id);
+        ASSERT_TRUE(rows.add_text(id == 0 ? "" : "é \"\\,{}\t" + std::to_string(id)));
+        rows.add_null();
+    }
+    EXPECT_EQ(rows.rows(), 5U);
+    auto copied = db_->copy_in("t(id, v, n)", rows);
+    ASSERT_TRUE(copied) << copied.error().message;
+    EXPECT_EQ(*copied, 5);
+    EXPECT_EQ(db_->changes(), 5);
+    EXPECT_EQ(scalar(*db_, "SELECT count(*) FROM t WHERE n IS NULL"), 5);
+    EXPECT_EQ(scalar(*db_, "SELECT count(*) FROM t WHERE v = ''"), 1);
+    EXPECT_EQ(
+        scalar(*db_, "SELECT count(*) FROM t WHERE id = -1 AND v = 'é \"\\,{}' || chr(9) || '-1'"),
+        1);
+    EXPECT_EQ(scalar(*db_,
+                     "SELECT min(id) = -9223372036854775808 AND max(id) = "
+                     "9223372036854775807 FROM t"),
+              1);
+    PgCopyRows nul;
+    nul.begin_row(1);
+    EXPECT_FALSE(nul.add_text(std::string_view("a\0b", 3)));
+}
+
+TEST_F(PgConnectionTest, AFailedCopyFailsItsTransactionAndKeepsNothing) {
+    ASSERT_TRUE(db_->exec("CREATE TABLE t(id bigint PRIMARY KEY)"));
+    {
+        auto tx = sql::Transaction::begin(*db_, TransactionKind::kWrite);
+        ASSERT_TRUE(tx) << tx.error().message;
+        PgCopyRows rows;
+        for (const std::int64_t id : {1, 2, 1}) {
+            rows.begin_row(1);
+            rows.add_int64(id);
+        }
+        auto copied = db_->copy_in("t(id)", rows);
+        ASSERT_FALSE(copied);
+        EXPECT_TRUE(contains(copied.error().message, "23505"));
+        EXPECT_TRUE(contains(copied.error().message, "test store"));
+        auto committed = tx->commit();
+        ASSERT_FALSE(committed);
+        EXPECT_TRUE(contains(committed.error().message, "rolled back"));
+    }
+    EXPECT_EQ(scalar(*db_, "SELECT count(*) FROM t"), 0);
+    // The connection serves on: a copy into a table that does not exist fails alone.
+    PgCopyRows rows;
+    rows.begin_row(1);
+    rows.add_int64(7);
+    EXPECT_FALSE(db_->copy_in("missing(id)", rows));
+    auto copied = db_->copy_in("t(id)", rows);
+    ASSERT_TRUE(copied) << copied.error().message;
+    EXPECT_EQ(scalar(*db_, "SELECT sum(id) FROM t"), 7);
+}
+
+// A plain INSERT ... SELECT from a row feed is run as a COPY (feed_rows.cpp) and any other
+// statement from unnested arrays: both give the rows and the count, slice by slice.
+TEST_F(PgConnectionTest, RowFeedsWriteByCopyOrByUnnestAlike) {
+    ASSERT_TRUE(db_->exec(
+        "CREATE TABLE t(a bigint PRIMARY KEY, b bigint NOT NULL, v text, q text NOT NULL)"));
+    const std::vector<std::int64_t> values = {1, 10, 2, 20, 3, 30, 4, 40, 5, 50};
+    const std::vector<std::string_view> texts = {"x", "",  "y",  "b\"q", "z",
+                                                 "{", "w", "\\", "v",    "é"};
+    const Int64RowFeed feed{values.data(), 5, 2, {1, 0, 0, 0, 0}, texts.data()};
+    // Columns in another order than the table's, and sliced by two rows.
+    auto copied = sql::run_with_row_feed(
+        *db_, "test_feed", "INSERT INTO t(b, a, q, v) SELECT c1, c0, t1, t0 FROM test_feed", feed,
+        2);
+    ASSERT_TRUE(copied) << copied.error().message;
+    EXPECT_EQ(*copied, 5);
+    EXPECT_EQ(scalar(*db_, "SELECT count(*) FROM t WHERE b * 10 = a"), 5);
+    EXPECT_EQ(scalar(*db_, "SELECT count(*) FROM t WHERE a = 40 AND v = 'w' AND q = '\\'"), 1);
+    EXPECT_EQ(scalar(*db_, "SELECT count(*) FROM t WHERE a = 20 AND v = 'y' AND q = 'b\"q'"), 1);
+    const std::vector<std::int64_t> more = {5, 6, 7};
+    const Int64RowFeed conflicting{more.data(), 3, 1, {0, 0, 0, 0, 0}};
+    auto inserted = sql::run_with_row_feed(
+        *db_, "test_feed",
+        "INSERT INTO t(a, b, q) SELECT c0 * 10, c0, 'n' FROM test_feed ON CONFLICT DO NOTHING",
+        conflicting);
+    ASSERT_TRUE(inserted) << inserted.error().message;
+    EXPECT_EQ(*inserted, 2);  // 50 was there
+    EXPECT_EQ(scalar(*db_, "SELECT count(*) FROM t WHERE v IS NULL"), 2);
 }
 
 TEST_F(PgConnectionTest, AReadTransactionIsReadOnly) {
