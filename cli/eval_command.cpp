@@ -39,8 +39,9 @@ struct EvalOptions {
     ClientOptions client;
     std::string questions_path;
     std::string engine = "query";
-    std::size_t limit = 0;  // 0: every question
-    std::string out;        // empty: <home>/eval/<time>-<set>
+    std::size_t limit = 0;                 // 0: every question
+    std::string out;                       // empty: <home>/eval/<time>-<set>
+    std::optional<double> min_confidence;  // graph-rag and document-rag: the request's floor
 };
 
 struct Question {
@@ -103,7 +104,10 @@ Result<json> ask(bus::BusClient& bus, const EvalOptions& options, const Question
     request.question = q.question;
     request.collection = settings().text("client.collection");
     request.streaming = false;
-    const std::string body = dump_json(question_body(request, TargetParameters{}));
+    TargetParameters targets;
+    targets.graph_rag.min_confidence = options.min_confidence;
+    targets.document_rag.min_confidence = options.min_confidence;
+    const std::string body = dump_json(question_body(request, targets));
     auto stream = bus::open_stream(bus, options.engine, body, options.client.timeout());
     if (!stream) return stream.error();
     const auto wait = options.client.timeout() + std::chrono::seconds{10};
@@ -270,6 +274,10 @@ void add_eval_command(CLI::App& app) {
         ->check(CLI::IsMember({"query", "graph-rag", "document-rag", "agent"}));
     add_setting_option(*cmd, "client.collection", "--collection");
     cmd->add_option("--limit", options->limit, "Ask only the first N questions (0: all)");
+    cmd->add_option("--min-confidence", options->min_confidence,
+                    "graph-rag, document-rag: the answers' confidence floor (0: never abstain, "
+                    "as ops/fit-calibrator asks; default: the workers')")
+        ->check(CLI::Range(0.0, 1.0));
     cmd->add_option("--out", options->out,
                     "The report's folder (default: <home>/eval/<time>-<set name>)");
     add_client_options(*cmd, options->client, kDefaultEvalTimeoutMs);

@@ -145,6 +145,8 @@ public:
         const std::string marked = cli::render::mark_citations(answer, citations);
         std::cout << cli::render::safe_text(marked, true);
         if (!marked.empty() && marked.back() != '\n') std::cout << '\n';
+        if (const auto trust = cli::render::confidence_line(body); !trust.empty())
+            std::cout << trust << '\n';
 
         const std::string model = string_field(body, "model");
         if (!model.empty() || body.contains("in_token")) {
@@ -336,6 +338,10 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                             zero_means(schema::kDefaultEdgeScoreLimit));
         cmd->add_option("--edge-limit", options->targets.graph_rag.edge_limit,
                         "Edges kept for the answer" + zero_means(schema::kDefaultEdgeLimit));
+        cmd->add_option("--min-confidence", options->targets.graph_rag.min_confidence,
+                        "Below this calibrated confidence the answer says it does not know "
+                        "(default: the worker's rag.min_confidence)")
+            ->check(CLI::Range(0.0, 1.0));
     } else if (service == schema::services::kAgent) {
         cmd->add_option("--max-iterations", options->targets.agent.max_iterations,
                         "Iterations at most (0: the worker's limit, 10 by default)");
@@ -347,6 +353,10 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
         cmd->add_option(
             "--fetch-limit", options->targets.document_rag.fetch_limit,
             "Chunks retrieved; more than --doc-limit re-ranks them (0: max(20, --doc-limit))");
+        cmd->add_option("--min-confidence", options->targets.document_rag.min_confidence,
+                        "Below this calibrated confidence the answer says it does not know "
+                        "(default: the worker's rag.min_confidence)")
+            ->check(CLI::Range(0.0, 1.0));
     }
     add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);
 }

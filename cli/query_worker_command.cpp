@@ -50,6 +50,7 @@ void run_query_worker(const QueryOptions& options) {
     config.reflection_timeout = std::chrono::milliseconds{s.integer("query.reflection_timeout_ms")};
     config.reflection = s.text("query.reflection");
     config.relevance_threshold = s.number("query.relevance_threshold");
+    config.confidence_threshold = s.number("query.confidence_threshold");
     config.max_escalations = static_cast<std::size_t>(s.integer("query.max_escalations"));
     config.collection_signals = !options.no_signals;
     config.explain = !explain_disabled();
@@ -69,6 +70,7 @@ void add_query_worker_command(CLI::App& worker_command) {
     sub->add_option("--rules", options->rules_file,
                     "Routing rule file (JSON, docs/query.md); default: the built-in rules");
     add_setting_option(*sub, "query.relevance_threshold", "--relevance-threshold");
+    add_setting_option(*sub, "query.confidence_threshold", "--confidence-threshold");
     // model-free (evidence coverage) or llm (the llm service's relevance-judge, falling back to
     // model-free; escalations then ask rephrase-query for the next engine's question).
     add_setting_option(*sub, "query.reflection", "--reflection");

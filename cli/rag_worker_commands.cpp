@@ -28,6 +28,7 @@ void add_rag_options(CLI::App& sub, RagOptions& options) {
                    "Service turning texts into vectors")
         ->capture_default_str();
     add_setting_option(sub, "rag.call_timeout_ms", "--call-timeout-ms");
+    add_setting_option(sub, "rag.min_confidence", "--min-confidence");
 }
 
 // The retrieval defaults of [graph_rag] and [document_rag] (docs/configuration.md).
@@ -42,6 +43,7 @@ void apply_retrieval_defaults(rag::RagConfig& config, const config::Resolved& s)
     config.doc_limit = limit("document_rag.doc_limit");
     config.fetch_limit = limit("document_rag.fetch_limit");
     config.explored_edges_recorded = limit("graph_rag.explored_edges_recorded");
+    config.min_confidence = s.number("rag.min_confidence");
 }
 
 void run_rag(std::string_view service, const RagOptions& options, bool graph) {

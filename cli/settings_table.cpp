@@ -334,6 +334,10 @@ std::vector<Setting> glassbox_settings() {
                         "Graph and document RAG: deadline of each call to another service (0: the "
                         "request's time left)")
             .flag("--call-timeout-ms"),
+        number_setting("rag.min_confidence", 0.25, 0.0, 1.0,
+                       "Graph and document RAG: below this calibrated confidence an answer says it "
+                       "does not know (0: never)")
+            .flag("--min-confidence"),
         integer_setting("agent.max_iterations", 10, 1, 100,
                         "Agent loop iterations at most (a request may lower it)")
             .flag("--max-iterations"),
@@ -343,8 +347,12 @@ std::vector<Setting> glassbox_settings() {
         choice_setting("query.reflection", "model-free", {"model-free", "llm"},
                        "How the router judges an answer's relevance")
             .flag("--reflection"),
+        number_setting("query.confidence_threshold", 0.3, 0.0, 1.0,
+                       "An answer below this calibrated confidence is escalated")
+            .flag("--confidence-threshold"),
         number_setting("query.relevance_threshold", 0.4, 0.0, 1.0,
-                       "An answer below this relevance is escalated")
+                       "An answer from an engine without a calibrated confidence (the agent) is "
+                       "escalated below this relevance")
             .flag("--relevance-threshold"),
         integer_setting("query.max_escalations", 2, 0, 2, "Escalations per question at most")
             .flag("--max-escalations"),

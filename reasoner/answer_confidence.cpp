@@ -53,6 +53,13 @@ base::Result<Calibrator> calibrator_of(const std::string& name, const json& engi
     }
     if (std::any_of(c.scale.begin(), c.scale.end(), [](double s) { return !(s > 0.0); }))
         return make_error(ErrorType::kInvalidRequest, "every \"scale\" must be positive");
+    if (const auto u = engine.find("unanswered"); u != engine.end()) {
+        if (!u->is_object() || !u->contains("probability") || !(*u)["probability"].is_number() ||
+            !((*u)["probability"].get<double>() >= 0.0 && (*u)["probability"].get<double>() <= 1.0))
+            return make_error(ErrorType::kInvalidRequest,
+                              "\"unanswered\" needs a \"probability\" from 0 to 1");
+        c.unanswered = (*u)["probability"].get<double>();
+    }
     return c;
 }
 
@@ -105,6 +112,13 @@ Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& featu
         return std::abs(a.effect) > std::abs(b.effect);
     });
     out.probability = 1.0 / (1.0 + std::exp(-logit));
+    const auto answered = std::find_if(features.begin(), features.end(),
+                                       [](const auto& f) { return f.name == "answered"; });
+    if (calibrator.unanswered && answered != features.end() && answered->value == 0.0) {
+        out.probability = *calibrator.unanswered;
+        out.effects.clear();  // the regression did not score it
+        out.effects.push_back({"answered", 0.0, 0.0});
+    }
     return out;
 }
 

@@ -29,6 +29,10 @@ struct Calibrator {
     std::vector<double> scale;
     std::vector<double> weight;
     double bias = 0.0;
+    // The probability of an answer that gives no short answer ("answered" = 0): such answers
+    // are few in a fit's data, so they get their own observed rate, not the regression's
+    // extrapolation. nullopt: the regression applies to them too.
+    std::optional<double> unanswered;
 };
 
 // What a feature did to the score: its term of the log-odds (positive raised it).
@@ -53,7 +57,8 @@ base::Result<std::vector<Calibrator>> parse_calibrators(std::string_view json_te
 const Calibrator* shipped_calibrator(std::string_view engine);
 
 // The answer's confidence by `calibrator`; a feature the calibrator names but `features` lacks
-// counts at its mean (no effect), and features it does not name are ignored.
+// counts at its mean (no effect), and features it does not name are ignored. An answer whose
+// "answered" feature is 0 gets the calibrator's unanswered probability when it has one.
 Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& features);
 
 // What a question says about the answer it expects, from its words alone (the extractive

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_set>
 
@@ -365,6 +366,7 @@ void answer_confidence(Emitter& e, const RunUris& run, std::string_view uri, std
                        const AnswerConfidence& confidence) {
     if (confidence.probability) e.number(uri, v::kAnswerConfidence, *confidence.probability);
     if (!confidence.calibrator.empty()) e.literal(uri, v::kCalibrator, confidence.calibrator);
+    if (confidence.abstained) e.literal(uri, v::kAbstained, "true", kXsdBoolean);
     for (std::size_t i = 0; i < confidence.features.size(); ++i) {
         const auto& f = confidence.features[i];
         const auto node = run.evidence_feature(step, i);
@@ -623,9 +625,12 @@ std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
 
 std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const StoredText& answer,
                               const std::vector<Citation>& citations,
-                              const std::optional<ShortAnswer>& short_answer) {
+                              const std::optional<ShortAnswer>& short_answer,
+                              const AnswerConfidence* confidence) {
     return listed(
-        [&](TripleSink& out) { synthesis(out, run, step, answer, citations, short_answer); },
+        [&](TripleSink& out) {
+            synthesis(out, run, step, answer, citations, short_answer, confidence);
+        },
         24 + 6 * citations.size());
 }
 
@@ -649,6 +654,38 @@ std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const S
 std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
                                      const Routing& routing) {
     return listed([&](TripleSink& out) { routing_decision(out, run, step, routing); });
+}
+
+std::vector<Triple> conclusion_confidence(const RunUris& run, const AnswerConfidence& confidence) {
+    return listed([&](TripleSink& out) {
+        Emitter e(out);
+        answer_confidence(e, run, run.conclusion(), "conclusion", confidence);
+    });
+}
+
+std::optional<AnswerConfidence> answer_confidence_of(const nlohmann::json& final) {
+    if (!final.is_object()) return std::nullopt;
+    AnswerConfidence out;
+    if (const auto p = final.find("confidence"); p != final.end() && p->is_number())
+        out.probability = std::clamp(p->get<double>(), 0.0, 1.0);
+    if (const auto c = final.find("calibrator"); c != final.end() && c->is_string())
+        out.calibrator = c->get<std::string>();
+    if (const auto a = final.find("abstained"); a != final.end() && a->is_boolean())
+        out.abstained = a->get<bool>();
+    if (const auto list = final.find("evidence"); list != final.end() && list->is_array()) {
+        for (const auto& f : *list) {
+            if (!f.is_object() || !f.contains("name") || !f["name"].is_string() ||
+                !f.contains("value") || !f["value"].is_number())
+                continue;
+            EvidenceFeatureRecord record{f["name"].get<std::string>(), f["value"].get<double>(),
+                                         std::nullopt};
+            if (f.contains("effect") && f["effect"].is_number())
+                record.effect = f["effect"].get<double>();
+            out.features.push_back(std::move(record));
+        }
+    }
+    if (!out.probability && out.features.empty()) return std::nullopt;
+    return out;
 }
 
 std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,

@@ -33,6 +33,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/term.hpp"
@@ -160,6 +162,7 @@ struct AnswerConfidence {
     std::optional<double> probability;
     std::string calibrator;
     std::vector<EvidenceFeatureRecord> features;
+    bool abstained = false;  // below the floor: the answer says it does not know
 };
 
 struct AgentAction {
@@ -278,7 +281,8 @@ std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
                                    const std::vector<RankedChunk>& chunks);
 std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const StoredText& answer,
                               const std::vector<Citation>& citations = {},
-                              const std::optional<ShortAnswer>& short_answer = std::nullopt);
+                              const std::optional<ShortAnswer>& short_answer = std::nullopt,
+                              const AnswerConfidence* confidence = nullptr);
 // Agent iteration n: gb:Analysis, plus gb:ToolUse when it calls a tool.
 std::vector<Triple> analysis(const RunUris& run, std::size_t n, const StepInfo& step,
                              const AgentAction& action);
@@ -363,6 +367,13 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
 void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
                        const StoredText& answer, const AnswerProvenance& provenance,
                        const std::optional<std::string>& short_answer = std::nullopt);
+// The confidence of the answer a Conclusion states (a routed query's: its engine's; with
+// gb:answerConfidence, gb:calibrator, gb:abstained and each gb:evidenceFeature, as synthesis()).
+std::vector<Triple> conclusion_confidence(const RunUris& run, const AnswerConfidence& confidence);
+// The confidence a FINAL body carries ("confidence", "calibrator", "abstained", "evidence":
+// [{"name", "value", "effect"}]), read leniently: nullopt when it has no evidence features and
+// no confidence.
+std::optional<AnswerConfidence> answer_confidence_of(const nlohmann::json& final);
 // The provenance part of routed_conclusion alone, on the run's Conclusion (an agent's
 // Conclusion, written by conclusion() with its termination, adds its answer's sources so).
 void answer_provenance(TripleSink& out, const RunUris& run, const AnswerProvenance& provenance);

@@ -68,6 +68,9 @@ struct GraphRagQuery {
     // A follow-up's "else": what the conversation already answered (labels), which the answer
     // leaves out (docs/rag.md). Absent: nothing is excluded.
     std::optional<std::vector<std::string>> exclude;
+    // Below this calibrated confidence the answer says it does not know (docs/confidence.md);
+    // absent: the worker's rag.min_confidence.
+    std::optional<double> min_confidence;
     bool operator==(const GraphRagQuery&) const = default;
 };
 
@@ -78,7 +81,8 @@ struct DocumentRagQuery {
     std::uint32_t fetch_limit = 0;
     bool streaming = false;
     std::optional<std::string> parent_uri;
-    std::string session_id;  // as GraphRagQuery::session_id
+    std::string session_id;                // as GraphRagQuery::session_id
+    std::optional<double> min_confidence;  // as GraphRagQuery::min_confidence
     bool operator==(const DocumentRagQuery&) const = default;
 };
 

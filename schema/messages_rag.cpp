@@ -27,6 +27,7 @@ struct FieldList<GraphRagQuery> {
         iri_field("parent_uri", &T::parent_uri),
         field("session_id", &T::session_id),
         field("exclude", &T::exclude),
+        field("min_confidence", &T::min_confidence),
     };
 };
 
@@ -37,7 +38,7 @@ struct FieldList<DocumentRagQuery> {
         field("query", &T::query),           field("collection", &T::collection),
         field("doc_limit", &T::doc_limit),   field("fetch_limit", &T::fetch_limit),
         field("streaming", &T::streaming),   iri_field("parent_uri", &T::parent_uri),
-        field("session_id", &T::session_id),
+        field("session_id", &T::session_id), field("min_confidence", &T::min_confidence),
     };
 };
 

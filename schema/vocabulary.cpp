@@ -64,6 +64,7 @@ constexpr std::array kTerms{
     kFeatureName,
     kFeatureValue,
     kFeatureEffect,
+    kAbstained,
     kEngine,
     kReason,
     kRelevance,

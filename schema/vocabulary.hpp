@@ -129,6 +129,7 @@ inline constexpr std::string_view kEvidenceFeature = "https://glassbox.dev/ns#Ev
 inline constexpr std::string_view kFeatureName = "https://glassbox.dev/ns#featureName";
 inline constexpr std::string_view kFeatureValue = "https://glassbox.dev/ns#featureValue";
 inline constexpr std::string_view kFeatureEffect = "https://glassbox.dev/ns#featureEffect";
+inline constexpr std::string_view kAbstained = "https://glassbox.dev/ns#abstained";
 inline constexpr std::string_view kSpanStart = "https://glassbox.dev/ns#spanStart";
 inline constexpr std::string_view kSpanEnd = "https://glassbox.dev/ns#spanEnd";
 inline constexpr std::string_view kSupportedBy = "https://glassbox.dev/ns#supportedBy";

@@ -5,15 +5,18 @@
 #include <map>
 #include <vector>
 
+#include "base/ascii.hpp"
+#include "text/tokenize.hpp"
+
 namespace glassbox::cli::eval {
 namespace {
 
-char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+using base::ascii_lower;
 
+// A word byte as the tokenizer's (text/tokenize.hpp), and the underscore, as regular
+// expressions' \w (bench/quality/run's whole-word test) counts it.
 bool is_word_byte(char c) noexcept {
-    const auto u = static_cast<unsigned char>(c);
-    return u >= 0x80 || (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') ||
-           (u >= 'A' && u <= 'Z') || c == '_';
+    return text::is_word_byte(static_cast<unsigned char>(c)) || c == '_';
 }
 
 bool is_punctuation(char c) noexcept {
@@ -61,7 +64,7 @@ std::string squad_normalise(std::string_view text) {
     kept.reserve(text.size());
     for (const char c : text) {
         if (is_punctuation(c)) continue;
-        kept.push_back(is_space(c) ? ' ' : lower(c));
+        kept.push_back(is_space(c) ? ' ' : ascii_lower(c));
     }
     std::string out;
     for (const auto& word : words_of(kept)) {
@@ -94,13 +97,13 @@ double token_f1(std::string_view prediction, std::string_view gold) {
 
 std::string readable_answer(std::string_view gold) {
     std::string out(gold);
-    for (char& c : out) c = c == '_' ? ' ' : lower(c);
+    for (char& c : out) c = c == '_' ? ' ' : ascii_lower(c);
     return out;
 }
 
 bool names(std::string_view text, std::string_view phrase) {
     if (phrase.empty() || phrase.size() > text.size()) return false;
-    const auto same = [](char a, char b) { return lower(a) == lower(b); };
+    const auto same = [](char a, char b) { return ascii_lower(a) == ascii_lower(b); };
     for (auto it = text.begin();; ++it) {
         it = std::search(it, text.end(), phrase.begin(), phrase.end(), same);
         if (it == text.end()) return false;

@@ -2,6 +2,9 @@
 #include "cli/render/answer_render.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <tuple>
 #include <utility>
 
 #include "cli/render/render_text.hpp"
@@ -113,6 +116,36 @@ std::string render_sources(const std::vector<schema::RagCitation>& citations,
         out += indent + from + "\n";
     }
     return out;
+}
+
+std::string confidence_line(const nlohmann::json& final) {
+    if (!final.is_object() || !final.contains("confidence") || !final["confidence"].is_number())
+        return {};
+    const double p = std::clamp(final["confidence"].get<double>(), 0.0, 1.0);
+    std::string line =
+        "confidence: " + std::to_string(static_cast<int>(std::lround(p * 100))) + " %";
+    if (final.contains("confidence_words") && final["confidence_words"].is_string())
+        line += " (" + final["confidence_words"].get<std::string>() + ")";
+    if (final.contains("abstained") && final["abstained"] == true)
+        line += ", below the floor asked for: no answer given";
+    // The features with the largest effect each way.
+    std::string raised, lowered;
+    double up = 0.0, down = 0.0;
+    if (final.contains("evidence") && final["evidence"].is_array()) {
+        for (const auto& f : final["evidence"]) {
+            if (!f.is_object() || !f.contains("effect") || !f["effect"].is_number() ||
+                !f.contains("name") || !f["name"].is_string())
+                continue;
+            const double effect = f["effect"].get<double>();
+            if (effect > up) std::tie(up, raised) = std::pair{effect, f["name"].get<std::string>()};
+            if (effect < down)
+                std::tie(down, lowered) = std::pair{effect, f["name"].get<std::string>()};
+        }
+    }
+    if (!raised.empty()) line += "; raised most by " + raised;
+    if (!lowered.empty())
+        line += (raised.empty() ? "; " : ", ") + std::string("lowered most by ") + lowered;
+    return safe_text(line, false);
 }
 
 }  // namespace glassbox::cli::render

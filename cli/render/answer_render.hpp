@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "schema/messages.hpp"
 
 namespace glassbox::cli::render {
@@ -25,5 +27,11 @@ std::string mark_citations(std::string_view answer,
 // spans' text), not only the first. Every text is escaped for the terminal.
 std::string render_sources(const std::vector<schema::RagCitation>& citations,
                            std::string_view answer = {});
+
+// The line under an answer that says how far to trust it, from a FINAL body's "confidence",
+// "confidence_words", "abstained" and "evidence" (docs/confidence.md):
+//   confidence: 94 % (very likely); raised most by margin, lowered most by hop_excess
+// "" when the body carries no confidence. Escaped for the terminal.
+std::string confidence_line(const nlohmann::json& final);
 
 }  // namespace glassbox::cli::render

@@ -22,6 +22,9 @@ struct EngineRun {
     std::string last_step;             // the explain URI of its last step (Synthesis, Conclusion)
     Evidence evidence;
     Relevance relevance;
+    // The engine's calibrated confidence (docs/confidence.md), when its FINAL carries one: what
+    // escalation and the winner are decided by; relevance decides for engines without one.
+    std::optional<double> confidence;
     // How `relevance` was judged (llm or model-free, and why a model's judgement was not used).
     schema::explain::ReflectionInfo reflection;
     std::chrono::milliseconds duration{0};

@@ -34,6 +34,9 @@ struct QueryConfig {
     std::string reflection = "model-free";
     std::string llm_service = "llm";
     std::chrono::milliseconds reflection_timeout{30'000};
+    // An answer whose calibrated confidence is below this is escalated to the next engine; an
+    // engine that gives no confidence (the agent) is judged by relevance_threshold instead.
+    double confidence_threshold = 0.3;
     // An answer whose relevance is below this is escalated to the next engine.
     double relevance_threshold = 0.4;
     // At most this many escalations per question (the bound: 2).

@@ -275,6 +275,8 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
             explain.push_back(*inner);
     }
     run.evidence = read_evidence(explain, run.final);
+    if (const auto c = run.final.find("confidence"); c != run.final.end() && c->is_number())
+        run.confidence = std::clamp(c->get<double>(), 0.0, 1.0);
     run.relevance = reflect(question, run.evidence);
     run.reflection = model_free_reflection(run.relevance);
     run.duration = since(started);
@@ -472,7 +474,7 @@ private:
             runs_.push_back(run_engine(context_, config_, engine, request_, resolved_.question,
                                        asked, excluded_.entities, parent_, runs_.size()));
             const EngineRun& last = runs_.back();
-            if (!last.error && last.relevance.score >= config_.relevance_threshold) return true;
+            if (!last.error && !weak(last)) return true;
             if (auto unknown = unknown_collection(context_, config_, request_.collection, last))
                 return fail(*unknown);
             if (runs_.size() > config_.max_escalations) return true;
@@ -483,6 +485,24 @@ private:
         }
     }
 
+    // Whether the calibrated confidence judges `run`: it has one, and no model judged it (a
+    // model's judgement, configured with reflection = llm, is the operator's choice and wins).
+    static bool calibrated(const EngineRun& run) {
+        return run.confidence && run.reflection.method != "llm";
+    }
+
+    // An answer to escalate past: its calibrated confidence below confidence_threshold, or,
+    // judged by relevance, its relevance below relevance_threshold.
+    bool weak(const EngineRun& run) const {
+        return calibrated(run) ? *run.confidence < config_.confidence_threshold
+                               : run.relevance.score < config_.relevance_threshold;
+    }
+
+    // What the winner is picked by: the calibrated confidence, else the relevance.
+    static double strength(const EngineRun& run) {
+        return calibrated(run) ? *run.confidence : run.relevance.score;
+    }
+
     // The Escalation from `engine` to `next`: its step, its record for the FINAL, the retraction
     // of the text streamed for the weak run; `asked` becomes what the next engine is asked.
     bool escalate(const std::string& engine, const std::string& next, std::string& asked) {
@@ -490,8 +510,10 @@ private:
         const EngineRun& last = runs_.back();
         const std::size_t n = runs_.size() - 1;
         const std::string reason =
-            last.error
-                ? "engine failed: " + last.relevance.reason
+            last.error ? "engine failed: " + last.relevance.reason
+            : calibrated(last)
+                ? "confidence " + std::to_string(*last.confidence).substr(0, 4) + " below " +
+                      std::to_string(config_.confidence_threshold).substr(0, 4) + " (calibrated)"
                 : "relevance below " + std::to_string(config_.relevance_threshold).substr(0, 4) +
                       " (" + last.relevance.reason + ")";
         explain::EscalationInfo info{reason, last.relevance.score, next, engine, last.reflection};
@@ -540,7 +562,7 @@ private:
         std::optional<std::size_t> winner;
         for (std::size_t i = 0; i < runs_.size(); ++i) {
             if (runs_[i].error) continue;
-            if (!winner || runs_[i].relevance.score > runs_[*winner].relevance.score) winner = i;
+            if (!winner || strength(runs_[i]) > strength(runs_[*winner])) winner = i;
         }
         if (!winner) {
             const base::Error& error = *runs_.back().error;
@@ -578,6 +600,11 @@ private:
             won.evidence.short_answer);
         const auto reflected = explain::reflection(run_.conclusion(), won.reflection);
         triples.insert(triples.end(), reflected.begin(), reflected.end());
+        // The winner's confidence, on the concluding step of the whole run too.
+        if (const auto confidence = explain::answer_confidence_of(won.final)) {
+            const auto stated = explain::conclusion_confidence(run_, *confidence);
+            triples.insert(triples.end(), stated.begin(), stated.end());
+        }
         const auto end = explain::trace_end(run_, std::chrono::system_clock::now(),
                                             schema::TraceStatus::kComplete);
         triples.insert(triples.end(), end.begin(), end.end());

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/utf8.hpp"
 #include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
 
@@ -266,12 +267,83 @@ schema::explain::AnswerConfidence answer_confidence(const reasoner::EvidenceFeat
     return out;
 }
 
+namespace {
+
+// Why a feature that lowered the confidence did, in words.
+std::string_view doubt_of(std::string_view feature) {
+    static const std::pair<std::string_view, std::string_view> kDoubts[] = {
+        {"margin", "another answer is about as well supported"},
+        {"answer_score", "the facts that give it match the question poorly"},
+        {"path_linked", "no chain of facts links it to what the question names"},
+        {"answer_found", "it is not among the facts found"},
+        {"answer_is_seed", "it is what the question itself names"},
+        {"hop_excess", "it lies further from what the question names than the question asks"},
+        {"answer_via_type", "it is a class, not a particular thing"},
+        {"type_mismatch", "it is not the kind of answer the question asks for"},
+        {"question_coverage", "the evidence covers few of the question's words"},
+        {"competitors", "many other candidates are as close to the question"},
+        {"path_sources", "it rests on few sources"},
+        {"weakest_tier", "its sources are of a low tier"},
+        {"seed_match", "nothing in the knowledge matches the question's names closely"},
+        {"answered", "the evidence did not decide an answer"},
+        {"answer_documents", "how many documents state it"},
+        {"answer_rank", "where the retrieved text states it"},
+        {"cited_documents", "how many documents the answer draws on"},
+    };
+    for (const auto& [name, doubt] : kDoubts) {
+        if (name == feature) return doubt;
+    }
+    return "its evidence is weak";
+}
+
+std::string percent_of(double probability) {
+    return std::to_string(static_cast<int>(std::lround(probability * 100.0))) + " %";
+}
+
+}  // namespace
+
+std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesised,
+                                                const schema::explain::AnswerConfidence& confidence,
+                                                double floor) {
+    if (!confidence.probability || *confidence.probability >= floor) return std::nullopt;
+    // The feature that lowered the confidence most (the most negative effect).
+    const schema::explain::EvidenceFeatureRecord* worst = nullptr;
+    for (const auto& f : confidence.features) {
+        if (f.effect && *f.effect < 0.0 && (worst == nullptr || *f.effect < *worst->effect))
+            worst = &f;
+    }
+    const std::string why = worst ? std::string(doubt_of(worst->name)) : "its evidence is weak";
+    const std::string said = synthesised.short_answer.value_or("");
+    std::string note = "I do not know for sure. ";
+    note += said.empty() ? std::string("The evidence decides no answer")
+                         : "The evidence points to " + said;
+    note += ", but its confidence, " + percent_of(*confidence.probability) + " (" +
+            std::string(reasoner::confidence_words(*confidence.probability)) + "), is below the " +
+            percent_of(floor) + " asked for; what lowered it most: " + why + ".";
+    SynthesisResult out = synthesised;
+    out.short_answer = std::string();
+    out.short_answer_ids.clear();
+    if (synthesised.answer.empty()) {
+        out.answer = note;
+        return out;
+    }
+    note += " What was found: ";
+    const auto shift = base::count_code_points(note);
+    out.answer = note + synthesised.answer;
+    for (auto& c : out.citations) {
+        c.start += shift;
+        c.end += shift;
+    }
+    return out;
+}
+
 void add_confidence(nlohmann::json& final, const schema::explain::AnswerConfidence& confidence) {
     if (confidence.probability) {
         final["confidence"] = *confidence.probability;
         final["confidence_words"] = reasoner::confidence_words(*confidence.probability);
         final["calibrator"] = confidence.calibrator;
     }
+    if (confidence.abstained) final["abstained"] = true;
     auto evidence = nlohmann::json::array();
     for (const auto& f : confidence.features) {
         nlohmann::json item{{"name", f.name}, {"value", f.value}};

@@ -13,6 +13,7 @@
 
 #include "reasoner/answer_confidence.hpp"
 #include "schema/explain_builder.hpp"
+#include "workers/rag/rag_answer.hpp"
 
 namespace glassbox::rag {
 
@@ -66,6 +67,15 @@ reasoner::EvidenceFeatures document_features(const DocumentEvidence& evidence);
 // for `engine` when there is one (probability, version, each feature's effect).
 schema::explain::AnswerConfidence answer_confidence(const reasoner::EvidenceFeatures& features,
                                                     std::string_view engine);
+
+// When the calibrated confidence is below `floor` (docs/confidence.md, abstention): the answer
+// as it is given instead, which says it does not know, what the evidence points to and why it
+// is unsure (the feature that lowered the confidence most), then what was found (the original
+// text, its citations moved along); no short answer. nullopt when the answer stands (no
+// calibrated confidence, or at least `floor`).
+std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesised,
+                                                const schema::explain::AnswerConfidence& confidence,
+                                                double floor);
 
 // Adds the confidence to a FINAL body: "confidence" (when calibrated), "confidence_words",
 // "calibrator" and "evidence" ([{"name", "value", "effect"}]).

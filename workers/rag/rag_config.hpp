@@ -30,6 +30,9 @@ struct RagConfig {
     std::size_t trace_question_chars = 1'000;
     // Send explain messages (false: the bench-only switch).
     bool explain = true;
+    // An answer whose calibrated confidence is below this says it does not know, what it found
+    // and why it is unsure (docs/confidence.md); a request's min_confidence overrides it.
+    double min_confidence = 0.25;
     // What a request that leaves a limit out (or 0) gets; each within its bound below.
     std::uint32_t entity_limit = schema::kDefaultEntityLimit;
     std::uint32_t triple_limit = schema::kDefaultTripleLimit;

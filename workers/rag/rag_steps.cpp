@@ -83,6 +83,15 @@ std::vector<schema::RagCitation> reader_citations(
     return out;
 }
 
+base::Result<double> min_confidence_of(const std::optional<double>& requested,
+                                       const RagConfig& config) {
+    if (!requested) return config.min_confidence;
+    if (!(*requested >= 0.0 && *requested <= 1.0))
+        return base::make_error(base::ErrorType::kInvalidRequest,
+                                "min_confidence must be a number from 0 to 1");
+    return *requested;
+}
+
 RagRun::RagRun(runtime::RequestContext& context, const RagConfig& config, std::string_view service)
     : context_(context),
       config_(config),
@@ -119,10 +128,14 @@ base::Result<SynthesisResult> RagRun::synthesise_answer(
 }
 
 base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& previous,
-                                  const SynthesisResult& synthesised, std::string_view id_prefix,
+                                  const SynthesisResult& given, std::string_view id_prefix,
                                   const std::function<std::string(std::size_t)>& supporter,
                                   const DescribeSource& describe, std::vector<std::string> sources,
                                   const reasoner::EvidenceFeatures& features) {
+    auto confidence = answer_confidence(features, service_);
+    const auto abstained = abstained_answer(given, confidence, min_confidence_);
+    confidence.abstained = abstained.has_value();
+    const SynthesisResult& synthesised = abstained ? *abstained : given;
     std::vector<explain::Citation> citations;
     for (const auto& c : synthesised.citations) {
         explain::Citation citation{c.start, c.end, {}};
@@ -137,7 +150,6 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
         for (const auto& id : synthesised.short_answer_ids)
             short_answer->supported_by.push_back(supporter(*marker_number(id, id_prefix) - 1));
     }
-    const auto confidence = answer_confidence(features, service_);
     const auto synthesis_uri = trace_.run().synthesis();
     if (auto sent = trace_.complete(synthesis_uri,
                                     [&](schema::TripleSink& out) {

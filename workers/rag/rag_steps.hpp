@@ -41,6 +41,10 @@ std::vector<schema::RagCitation> reader_citations(
     const std::function<std::string(std::size_t)>& supporter,
     const std::function<schema::RagCitation(std::size_t, std::string_view)>& describe);
 
+// A request's min_confidence (absent: the worker's), which must be a number from 0 to 1.
+base::Result<double> min_confidence_of(const std::optional<double>& requested,
+                                       const RagConfig& config);
+
 // One run of a RAG chain on one request: Question → Grounding → Exploration → Focus →
 // Synthesis, the trace ended with the first error. A chain supplies how it reads the concepts
 // and its own Exploration, Focus and Synthesis.
@@ -83,6 +87,9 @@ protected:
         auto resolved = resolve(*decoded, config_);
         if (!resolved) return trace_.fail(resolved.error());
         query = std::move(resolved).value();
+        auto floor = min_confidence_of(query.min_confidence, config_);
+        if (!floor) return trace_.fail(floor.error());
+        min_confidence_ = *floor;
         calls_.emplace(context_, config_, query.collection);
         run_steps(query.query);
     }
@@ -128,6 +135,7 @@ protected:
     RagTrace trace_;
     std::optional<ServiceCalls> calls_;  // set once the query is resolved
     std::vector<std::string> concepts_;
+    double min_confidence_ = 0.0;  // the request's, else the worker's (run_request)
 
 private:
     std::string service_;

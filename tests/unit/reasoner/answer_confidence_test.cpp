@@ -58,6 +58,21 @@ TEST(AnswerConfidenceTest, MapsFeaturesThroughTheLogistic) {
     EXPECT_NEAR(missing.probability, 1.0 / (1.0 + std::exp(-0.5)), 1e-12);
 }
 
+TEST(AnswerConfidenceTest, AnAnswerWithoutAShortAnswerGetsItsOwnRate) {
+    auto parsed = parse_calibrators(R"({"version": "v", "engines": {"document-rag": {
+        "features": ["yes_no"], "mean": [0.1], "scale": [0.3], "weight": [3.0], "bias": 1.0,
+        "unanswered": {"probability": 0.36, "questions": 9}}}})");
+    ASSERT_TRUE(parsed) << parsed.error().describe();
+    const auto& c = parsed->front();
+    ASSERT_TRUE(c.unanswered);
+    const auto none = calibrate(c, {{"answered", 0.0}, {"yes_no", 1.0}});
+    EXPECT_DOUBLE_EQ(none.probability, 0.36);
+    const auto some = calibrate(c, {{"answered", 1.0}, {"yes_no", 1.0}});
+    EXPECT_GT(some.probability, 0.9);
+    EXPECT_FALSE(parse_calibrators(R"({"version": "v", "engines": {"x": {"features": [],
+        "mean": [], "scale": [], "weight": [], "bias": 0, "unanswered": {"probability": 2}}}})"));
+}
+
 TEST(AnswerConfidenceTest, TheShippedFileParsesAndNamesItsEngines) {
     std::ifstream in(std::string(GLASSBOX_SOURCE_DIR) + "/reasoner/calibration.json");
     ASSERT_TRUE(in);

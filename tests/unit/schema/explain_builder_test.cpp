@@ -362,6 +362,49 @@ TEST(Synthesis, OnlyResolvableCitationsAreEmitted) {
     EXPECT_TRUE(objects(stored, syn, v::kAnswerText).empty());
 }
 
+TEST(Synthesis, StatesTheAnswersConfidenceAndItsFeatures) {
+    AnswerConfidence confidence;
+    confidence.probability = 0.82;
+    confidence.calibrator = "2026-11-30/graph-rag";
+    confidence.abstained = true;
+    confidence.features = {{"margin", 0.3, 1.25}, {"path_hops", 2.0, std::nullopt}};
+    const auto ts = synthesis(kRun, StepInfo{at_ms(0), kRun.focus()}, StoredText{"x", {}}, {},
+                              std::nullopt, &confidence);
+    const auto syn = kRun.synthesis();
+    EXPECT_TRUE(has(ts, syn, v::kAnswerConfidence, xsd_double(0.82)));
+    EXPECT_TRUE(has(ts, syn, v::kCalibrator, literal("2026-11-30/graph-rag")));
+    EXPECT_TRUE(has(ts, syn, v::kAbstained, typed_literal("true", kXsdBoolean)));
+    const auto f0 = kRun.evidence_feature("synthesis", 0);
+    const auto f1 = kRun.evidence_feature("synthesis", 1);
+    EXPECT_EQ(objects(ts, syn, v::kEvidenceFeatureProperty),
+              (std::vector<Term>{iri(f0), iri(f1)}));
+    EXPECT_EQ(types(ts, f0), (std::set<std::string>{std::string(v::kProvEntity),
+                                                    std::string(v::kEvidenceFeature)}));
+    EXPECT_TRUE(has(ts, f0, v::kFeatureName, literal("margin")));
+    EXPECT_TRUE(has(ts, f0, v::kFeatureValue, xsd_double(0.3)));
+    EXPECT_TRUE(has(ts, f0, v::kFeatureEffect, xsd_double(1.25)));
+    EXPECT_TRUE(objects(ts, f1, v::kFeatureEffect).empty()) << "no calibrator term: no effect";
+
+    // The FINAL's form of it reads back the same.
+    const auto read = answer_confidence_of(nlohmann::json{
+        {"confidence", 0.82},
+        {"calibrator", "2026-11-30/graph-rag"},
+        {"abstained", true},
+        {"evidence", {{{"name", "margin"}, {"value", 0.3}, {"effect", 1.25}},
+                      {{"name", "path_hops"}, {"value", 2.0}},
+                      {{"name", 7}}}}});
+    ASSERT_TRUE(read);
+    EXPECT_EQ(read->probability, confidence.probability);
+    EXPECT_EQ(read->calibrator, confidence.calibrator);
+    EXPECT_TRUE(read->abstained);
+    ASSERT_EQ(read->features.size(), 2u) << "a malformed feature is left out";
+    EXPECT_EQ(read->features[0].effect, 1.25);
+    EXPECT_FALSE(answer_confidence_of(nlohmann::json{{"response", "x"}}));
+    const auto concluded = conclusion_confidence(kRun, *read);
+    EXPECT_TRUE(has(concluded, kRun.conclusion(), v::kAnswerConfidence, xsd_double(0.82)));
+    EXPECT_FALSE(objects(concluded, kRun.conclusion(), v::kEvidenceFeatureProperty).empty());
+}
+
 TEST(DocumentRag, ExplorationAndRerankedFocus) {
     const auto ex =
         document_exploration(kRun, StepInfo{at_ms(0), kRun.grounding()},

@@ -45,7 +45,8 @@ TEST(GraphRagQuery, DefaultsAndRoundTrip) {
                     3,        4,
                     5,        6,
                     true,     "urn:glassbox:x:routing",
-                    "chat-1", std::vector<std::string>{"Greyhollow Light"}};
+                    "chat-1", std::vector<std::string>{"Greyhollow Light"},
+                    0.4};
     EXPECT_EQ(round_trip(q), q);
 }
 

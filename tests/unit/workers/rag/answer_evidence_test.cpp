@@ -117,5 +117,38 @@ TEST(AnswerEvidenceTest, TheFinalCarriesTheFeaturesAndTheCalibratedConfidence) {
     EXPECT_TRUE(final["confidence_words"].is_string());
 }
 
+TEST(AnswerEvidenceTest, BelowTheFloorTheAnswerSaysItDoesNotKnow) {
+    SynthesisResult given;
+    given.answer = "The MV Curlew was built by Cobble Quay.";
+    given.short_answer = "Cobble Quay";
+    given.short_answer_ids = {"e1"};
+    given.citations = {CitedSpan{0, 38, {"e1"}}};
+    schema::explain::AnswerConfidence confidence;
+    confidence.probability = 0.18;
+    confidence.features = {
+        {"margin", -0.2, -1.5}, {"path_linked", 1.0, 0.4}, {"hop_excess", 1, -0.3}};
+    EXPECT_FALSE(abstained_answer(given, confidence, 0.1)) << "above the floor it stands";
+    schema::explain::AnswerConfidence unscored = confidence;
+    unscored.probability.reset();
+    EXPECT_FALSE(abstained_answer(given, unscored, 0.9)) << "no calibrator: no abstention";
+
+    const auto abstained = abstained_answer(given, confidence, 0.25);
+    ASSERT_TRUE(abstained);
+    EXPECT_EQ(abstained->short_answer, std::string());
+    EXPECT_TRUE(abstained->short_answer_ids.empty());
+    const std::string& text = abstained->answer;
+    EXPECT_EQ(text.rfind("I do not know for sure. The evidence points to Cobble Quay", 0), 0u)
+        << text;
+    EXPECT_NE(text.find("18 % (unlikely), is below the 25 % asked for"), std::string::npos) << text;
+    EXPECT_NE(text.find("another answer is about as well supported"), std::string::npos)
+        << "the feature that lowered it most: " << text;
+    // The original text follows, its citation moved along with it.
+    const auto at = text.find(given.answer);
+    ASSERT_NE(at, std::string::npos);
+    ASSERT_EQ(abstained->citations.size(), 1u);
+    EXPECT_EQ(abstained->citations[0].start, at);  // ASCII: bytes are code points
+    EXPECT_EQ(abstained->citations[0].end, at + 38);
+}
+
 }  // namespace
 }  // namespace glassbox::rag
