@@ -175,7 +175,7 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
     final.citations = reader_citations(synthesised, id_prefix, supporter, describe);
     auto body = final_reply(std::move(final), trace_.session());
     add_confidence(body, confidence);
-    return context_.reply(std::move(body));
+    return context_.reply(body);
 }
 
 void RagRun::run_steps(const std::string& question) {

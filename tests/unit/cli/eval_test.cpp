@@ -100,6 +100,7 @@ TEST(EvalReportTest, CalibrationErrorIsTheWeightedGapPerBin) {
 
 TEST(EvalReportTest, AccuracyAtCoverageKeepsTheMostConfident) {
     std::vector<EvalRow> rows;
+    rows.reserve(10);
     for (int i = 0; i < 10; ++i) rows.push_back(row(i < 5, 1.0 - 0.05 * i));  // right ones first
     const auto s = summarise(rows);
     ASSERT_EQ(s.at_coverage.size(), 3u);

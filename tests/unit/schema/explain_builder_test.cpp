@@ -376,8 +376,7 @@ TEST(Synthesis, StatesTheAnswersConfidenceAndItsFeatures) {
     EXPECT_TRUE(has(ts, syn, v::kAbstained, typed_literal("true", kXsdBoolean)));
     const auto f0 = kRun.evidence_feature("synthesis", 0);
     const auto f1 = kRun.evidence_feature("synthesis", 1);
-    EXPECT_EQ(objects(ts, syn, v::kEvidenceFeatureProperty),
-              (std::vector<Term>{iri(f0), iri(f1)}));
+    EXPECT_EQ(objects(ts, syn, v::kEvidenceFeatureProperty), (std::vector<Term>{iri(f0), iri(f1)}));
     EXPECT_EQ(types(ts, f0), (std::set<std::string>{std::string(v::kProvEntity),
                                                     std::string(v::kEvidenceFeature)}));
     EXPECT_TRUE(has(ts, f0, v::kFeatureName, literal("margin")));
@@ -386,13 +385,14 @@ TEST(Synthesis, StatesTheAnswersConfidenceAndItsFeatures) {
     EXPECT_TRUE(objects(ts, f1, v::kFeatureEffect).empty()) << "no calibrator term: no effect";
 
     // The FINAL's form of it reads back the same.
-    const auto read = answer_confidence_of(nlohmann::json{
-        {"confidence", 0.82},
-        {"calibrator", "2026-11-30/graph-rag"},
-        {"abstained", true},
-        {"evidence", {{{"name", "margin"}, {"value", 0.3}, {"effect", 1.25}},
-                      {{"name", "path_hops"}, {"value", 2.0}},
-                      {{"name", 7}}}}});
+    const auto read = answer_confidence_of(
+        nlohmann::json{{"confidence", 0.82},
+                       {"calibrator", "2026-11-30/graph-rag"},
+                       {"abstained", true},
+                       {"evidence",
+                        {{{"name", "margin"}, {"value", 0.3}, {"effect", 1.25}},
+                         {{"name", "path_hops"}, {"value", 2.0}},
+                         {{"name", 7}}}}});
     ASSERT_TRUE(read);
     EXPECT_EQ(read->probability, confidence.probability);
     EXPECT_EQ(read->calibrator, confidence.calibrator);
