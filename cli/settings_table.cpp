@@ -347,7 +347,7 @@ std::vector<Setting> glassbox_settings() {
         choice_setting("query.reflection", "model-free", {"model-free", "llm"},
                        "How the router judges an answer's relevance")
             .flag("--reflection"),
-        number_setting("query.confidence_threshold", 0.3, 0.0, 1.0,
+        number_setting("query.confidence_threshold", 0.2, 0.0, 1.0,
                        "An answer below this calibrated confidence is escalated")
             .flag("--confidence-threshold"),
         number_setting("query.relevance_threshold", 0.4, 0.0, 1.0,

@@ -36,7 +36,7 @@ struct QueryConfig {
     std::chrono::milliseconds reflection_timeout{30'000};
     // An answer whose calibrated confidence is below this is escalated to the next engine; an
     // engine that gives no confidence (the agent) is judged by relevance_threshold instead.
-    double confidence_threshold = 0.3;
+    double confidence_threshold = 0.2;
     // An answer whose relevance is below this is escalated to the next engine.
     double relevance_threshold = 0.4;
     // At most this many escalations per question (the bound: 2).

@@ -498,9 +498,11 @@ private:
                                : run.relevance.score < config_.relevance_threshold;
     }
 
-    // What the winner is picked by: the calibrated confidence, else the relevance.
-    static double strength(const EngineRun& run) {
-        return calibrated(run) ? *run.confidence : run.relevance.score;
+    // Whether `a` is the better answer: by calibrated confidence when both have one, else by
+    // relevance (a probability and a coverage score are not on one scale).
+    static bool better(const EngineRun& a, const EngineRun& b) {
+        if (calibrated(a) && calibrated(b)) return *a.confidence > *b.confidence;
+        return a.relevance.score > b.relevance.score;
     }
 
     // The Escalation from `engine` to `next`: its step, its record for the FINAL, the retraction
@@ -562,7 +564,7 @@ private:
         std::optional<std::size_t> winner;
         for (std::size_t i = 0; i < runs_.size(); ++i) {
             if (runs_[i].error) continue;
-            if (!winner || strength(runs_[i]) > strength(runs_[*winner])) winner = i;
+            if (!winner || better(runs_[i], runs_[*winner])) winner = i;
         }
         if (!winner) {
             const base::Error& error = *runs_.back().error;
