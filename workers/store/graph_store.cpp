@@ -23,6 +23,36 @@ using schema::Triple;
 
 // ---- opening -------------------------------------------------------------------------------
 
+namespace {
+
+// What only PostgreSQL keeps beside the tables both engines share, created or brought up to date
+// in create_schema's transaction.
+Result<void> create_postgres_only_tables(storage::sql::Connection& db) {
+    // The mark every write of quads moves (note_graph_change), read by LabelCache::sync.
+    if (auto r = db.exec(
+            "CREATE TABLE IF NOT EXISTS graph_version(id BIGINT PRIMARY KEY, n BIGINT NOT NULL, "
+            "writer BIGINT NOT NULL); INSERT INTO graph_version(id, n, writer) VALUES(1, 0, 0) "
+            "ON CONFLICT DO NOTHING");
+        !r) {
+        return r.error();
+    }
+    // A staged batch is kept uncompressed (EXTERNAL): pglz gains little on packed integer ids and
+    // cost over 100 ms per batch of 50,000 quads (bench_graph --postgres). Older collections are
+    // altered once; the catalog is read first, since the ALTER takes an exclusive lock. A role
+    // that may not alter the table leaves it compressed, which is only slower.
+    if (auto r = db.exec(
+            "DO $$BEGIN IF (SELECT attstorage FROM pg_attribute WHERE attrelid = "
+            "'graph_staged_quads'::regclass AND attname = 'quads') <> 'e' THEN ALTER TABLE "
+            "graph_staged_quads ALTER COLUMN quads SET STORAGE EXTERNAL; END IF; EXCEPTION WHEN "
+            "insufficient_privilege THEN NULL; END$$");
+        !r) {
+        return r.error();
+    }
+    return {};
+}
+
+}  // namespace
+
 GraphStore::GraphStore(storage::sql::Connection& db, GraphStoreOptions options)
     : db_(db),
       options_(options),
@@ -99,26 +129,7 @@ CREATE TABLE IF NOT EXISTS graph_sources(
     auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
     if (auto r = db_.exec(storage::sql::ddl_for(db_.dialect(), kSchema)); !r) return r.error();
-    // The mark every write of quads moves (note_graph_change), read by LabelCache::sync.
-    if (auto r = db_.exec(
-            "CREATE TABLE IF NOT EXISTS graph_version(id BIGINT PRIMARY KEY, n BIGINT NOT NULL, "
-            "writer BIGINT NOT NULL); INSERT INTO graph_version(id, n, writer) VALUES(1, 0, 0) "
-            "ON CONFLICT DO NOTHING");
-        !r) {
-        return r.error();
-    }
-    // A staged batch is kept uncompressed (EXTERNAL): pglz gains little on packed integer ids and
-    // cost over 100 ms per batch of 50,000 quads (bench_graph --postgres). Older collections are
-    // altered once; the catalog is read first, since the ALTER takes an exclusive lock. A role
-    // that may not alter the table leaves it compressed, which is only slower.
-    if (auto r = db_.exec(
-            "DO $$BEGIN IF (SELECT attstorage FROM pg_attribute WHERE attrelid = "
-            "'graph_staged_quads'::regclass AND attname = 'quads') <> 'e' THEN ALTER TABLE "
-            "graph_staged_quads ALTER COLUMN quads SET STORAGE EXTERNAL; END IF; EXCEPTION WHEN "
-            "insufficient_privilege THEN NULL; END$$");
-        !r) {
-        return r.error();
-    }
+    if (auto r = create_postgres_only_tables(db_); !r) return r.error();
     return tx->commit();
 }
 
