@@ -1,7 +1,9 @@
 // `glassbox eval QUESTIONS.jsonl`: asks every question of a set through the running pipeline
 // and reports how the answers score against the set's accepted answers (Hits@1, exact match,
 // F1), how well their confidence is calibrated (ECE, accuracy at a coverage), and one row per
-// question; writes the rows, the summary and two charts into a folder (docs/evaluation.md).
+// question; attaches each question's score to its run's trace as an evaluation; writes the
+// rows, the summary and two charts into a folder (docs/evaluation.md).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +16,7 @@
 
 #include "base/owner_only.hpp"
 #include "base/time_format.hpp"
+#include "base/utf8.hpp"
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
@@ -22,6 +25,7 @@
 #include "cli/question_request.hpp"
 #include "cli/render/trace_render.hpp"
 #include "cli/settings.hpp"
+#include "schema/messages_trace.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::cli {
@@ -146,6 +150,106 @@ eval::EvalRow row_of(const Question& q, const Result<json>& reply, double second
     return row;
 }
 
+// ---- evaluations on traces (docs/evaluation.md, "Evaluations on traces") ----------------------
+
+// What each question's evaluation names: this evaluation run (its report folder's name) and the
+// question set.
+struct EvalRun {
+    std::string id;
+    std::string set;
+};
+
+// A text cut to the trace service's bound (at a character boundary): a long id or answer of
+// the set still gets its evaluation.
+std::string bounded(std::string_view text, std::size_t max) {
+    return std::string(base::utf8_prefix(text, max));
+}
+
+json evaluation_of(const EvalRun& run, const eval::EvalRow& row) {
+    json answers = json::array();
+    for (const auto& answer : row.accepted) {
+        if (answers.size() == schema::kMaxEvaluationAnswers) break;
+        answers.push_back(bounded(answer, schema::kMaxEvaluationAnswerBytes));
+    }
+    json e{{"run", bounded(run.id, schema::kMaxEvaluationNameBytes)},
+           {"set", bounded(run.set, schema::kMaxEvaluationNameBytes)},
+           {"question_id", bounded(row.id, schema::kMaxEvaluationNameBytes)},
+           {"answers", std::move(answers)},
+           {"correct", eval::correct(row)},
+           {"hit", row.score.hit},
+           {"exact_match", row.score.exact},
+           {"f1", row.score.f1}};
+    e["confidence"] = row.confidence ? json(*row.confidence) : json(nullptr);
+    return e;
+}
+
+// Failures after which no other question's evaluation is tried: the trace service itself
+// cannot be reached, and asking again would only wait as long for each.
+bool service_failure(base::ErrorType type) noexcept {
+    return type == ErrorType::kUnknownService || type == ErrorType::kServiceUnavailable ||
+           type == ErrorType::kTimeout || type == ErrorType::kDeadlineExceeded ||
+           type == ErrorType::kBrokerUnavailable;
+}
+
+// Attaches a row's score to its run's trace through the trace service's `evaluate` op. The
+// service waits (settle_ms) for a trace the collector has not stored yet.
+Result<void> attach_evaluation(bus::BusClient& bus, const EvalOptions& options, const EvalRun& run,
+                               const eval::EvalRow& row) {
+    const std::int64_t settle_ms = schema::turns_settle_ms(options.client.timeout());
+    const json request{{"op", "evaluate"},
+                       {"session", row.trace},
+                       {"evaluation", evaluation_of(run, row)},
+                       {"settle_ms", settle_ms}};
+    const auto deadline =
+        std::min(options.client.timeout(), std::chrono::milliseconds{settle_ms + 5'000});
+    auto replies = bus.call(schema::services::kTrace, request, deadline);
+    if (!replies) return std::move(replies).error();
+    if (replies->empty())
+        return make_error(ErrorType::kDecodeError, "the trace service said nothing");
+    if (auto error = body_error(replies->back().body)) return *error;
+    return {};
+}
+
+// Attaches each row's score, as it is scored, to its run's trace; counts what was attached and
+// what failed (summary.json's attached, attach_failed, attach_error).
+class EvaluationAttacher {
+public:
+    EvaluationAttacher(bus::BusClient& bus, const EvalOptions& options, EvalRun run)
+        : bus_(bus), options_(options), run_(std::move(run)) {}
+
+    void attach(eval::EvalRow& row) {
+        if (row.trace.empty()) return;  // no run stored: nothing to attach to
+        if (!reachable_) {
+            ++failed_;
+            return;
+        }
+        auto attached = attach_evaluation(bus_, options_, run_, row);
+        if (attached) {
+            row.attached = true;
+            ++attached_;
+            return;
+        }
+        ++failed_;
+        if (first_error_.empty()) first_error_ = attached.error().describe();
+        reachable_ = !service_failure(attached.error().type);
+    }
+
+    void report(eval::EvalSummary& summary) const {
+        summary.attached = attached_;
+        summary.attach_failed = failed_;
+        summary.attach_error = first_error_;
+    }
+
+private:
+    bus::BusClient& bus_;
+    const EvalOptions& options_;
+    EvalRun run_;
+    bool reachable_ = true;
+    std::size_t attached_ = 0;
+    std::size_t failed_ = 0;
+    std::string first_error_;
+};
+
 std::string percent(double share) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.1f %%", share * 100.0);
@@ -160,6 +264,15 @@ fs::path output_folder(const EvalOptions& options) {
     std::erase(stamp, '-');
     return options.client.home_path() / "eval" /
            (stamp + "-" + fs::path(options.questions_path).stem().string());
+}
+
+// The evaluation run's name: the report folder's ("report" for --out report/, or ./report/.).
+std::string run_name(const fs::path& folder) {
+    std::error_code ec;
+    fs::path path = fs::absolute(folder, ec).lexically_normal();
+    if (ec) path = folder.lexically_normal();
+    if (path.filename().empty()) path = path.parent_path();
+    return path.filename().empty() ? std::string("eval") : path.filename().string();
 }
 
 Result<json> write_report(const fs::path& folder, const std::vector<eval::EvalRow>& rows,
@@ -218,7 +331,11 @@ void print_text(const std::vector<eval::EvalRow>& rows, const eval::EvalSummary&
         std::cout << "calibration: not measured (" << s.with_confidence << " of " << s.questions
                   << " answers carried a confidence)\n";
     }
-    std::cout << "report: "
+    std::cout << "evaluations attached to traces: " << s.attached;
+    if (s.attach_failed > 0)
+        std::cout << " (" << s.attach_failed << " failed: " << safe_text(s.attach_error, false)
+                  << ")";
+    std::cout << "\nreport: "
               << safe_text(fs::path(files["rows"].get<std::string>()).parent_path().string(), false)
               << '\n';
 }
@@ -229,6 +346,9 @@ void run_eval(const EvalOptions& options) {
     bus::BusClientConfig config = options.client.bus_config();
     config.request_options.explain = bus::ExplainDelivery::kNone;
     bus::BusClient bus(config);
+    const fs::path folder = output_folder(options);
+    EvaluationAttacher attacher(
+        bus, options, EvalRun{run_name(folder), fs::path(options.questions_path).stem().string()});
     std::vector<eval::EvalRow> rows;
     for (const auto& q : *questions) {
         const auto started = std::chrono::steady_clock::now();
@@ -238,13 +358,15 @@ void run_eval(const EvalOptions& options) {
             exit_with_error(reply.error());
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
         rows.push_back(row_of(q, reply, took.count()));
+        attacher.attach(rows.back());
     }
-    const auto summary = eval::summarise(rows);
+    auto summary = eval::summarise(rows);
+    attacher.report(summary);
     if (options.out.empty()) {  // <home>/eval owner-only, as the home's other folders
         auto made = base::ensure_owner_only_folder(options.client.home_path() / "eval");
         if (!made) exit_with_error(made.error());
     }
-    auto files = write_report(output_folder(options), rows, summary);
+    auto files = write_report(folder, rows, summary);
     if (!files) exit_with_error(files.error());
     if (options.client.json) {
         json rows_json = json::array();

@@ -101,6 +101,7 @@ struct ListOptions {
     int offset = 0;
     std::string after;
     bool exact_total = false;
+    bool evaluated = false;
 };
 
 void run_list(const ListOptions& options) {
@@ -115,6 +116,7 @@ void run_list(const ListOptions& options) {
     if (options.all) request["include_subtraces"] = true;
     if (!options.after.empty()) request["after"] = options.after;
     if (options.exact_total) request["exact_total"] = true;
+    if (options.evaluated) request["evaluated"] = true;
     print_trace_reply<schema::TraceSessionList>(options.client, request, [](const auto& list) {
         return traces::render_session_table(list);
     });
@@ -451,7 +453,7 @@ void add_list(CLI::App& traces_cmd) {
     auto [list_cmd, list] = add_command<ListOptions>(
         traces_cmd, "list",
         "List sessions, newest first: Session | Kind | Collection | Question | Started | Duration "
-        "| Tokens | Status",
+        "| Tokens | Status | Sub-runs, and Eval when a run listed has an evaluation",
         run_list);
     list_cmd->add_option("--kind", list->kind,
                          "Only this kind (echo, graph-rag, document-rag, agent, query)");
@@ -465,6 +467,8 @@ void add_list(CLI::App& traces_cmd) {
     list_cmd->add_flag("--all", list->all, "Include sub-traces");
     list_cmd->add_option("--collection", list->collection,
                          "Only the runs that queried this collection");
+    list_cmd->add_flag("--evaluated", list->evaluated,
+                       "Only the runs with an evaluation (glassbox eval), with their score (EVAL)");
     // The trace service's own bound: a larger limit is refused here, naming the range.
     list_cmd->add_option("--limit", list->limit, "At most this many sessions")
         ->capture_default_str()

@@ -31,9 +31,9 @@ base::Result<long long> integer_param(const std::string& name, const std::string
 
 // The list's filters. Unknown parameters are refused (admit) so a misspelt filter cannot
 // silently list everything.
-constexpr std::string_view kListParameters[] = {"kind",   "status", "since",      "until",
-                                                "search", "parent", "all",        "limit",
-                                                "offset", "after",  "exact_total"};
+constexpr std::string_view kListParameters[] = {"kind",   "status", "since",       "until",
+                                                "search", "parent", "all",         "limit",
+                                                "offset", "after",  "exact_total", "evaluated"};
 
 // The list request from the query string (its names already checked against kListParameters).
 base::Result<json> list_request(const httplib::Request& req) {
@@ -44,7 +44,7 @@ base::Result<json> list_request(const httplib::Request& req) {
         if (name == "kind" || name == "status" || name == "since" || name == "until" ||
             name == "search" || name == "parent" || name == "after") {
             request[name] = value;
-        } else if (name == "all" || name == "exact_total") {
+        } else if (name == "all" || name == "exact_total" || name == "evaluated") {
             if (value != "true" && value != "false" && value != "1" && value != "0" &&
                 !value.empty())
                 return make_error(ErrorType::kInvalidRequest, name + " must be true or false");

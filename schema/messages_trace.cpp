@@ -29,6 +29,33 @@ struct ValueCodec<StoredError> {
 };
 
 template <>
+struct FieldList<TraceEvaluation> {
+    using T = TraceEvaluation;
+    static constexpr auto value = std::tuple{
+        required("run", &T::run),
+        required("set", &T::set),
+        nullable("question_id", &T::question_id),
+        field("answers", &T::answers),
+        required("correct", &T::correct),
+        nullable("hit", &T::hit),
+        nullable("exact_match", &T::exact_match),
+        nullable("f1", &T::f1),
+        nullable("confidence", &T::confidence),
+        field("evaluated", &T::evaluated),
+    };
+};
+
+template <>
+struct FieldList<TraceEvaluated> {
+    using T = TraceEvaluated;
+    static constexpr auto value = std::tuple{
+        required("session", &T::session),
+        required("evaluation", &T::evaluation),
+        field("evaluations", &T::evaluations),
+    };
+};
+
+template <>
 struct FieldList<TraceSessionSummary> {
     using T = TraceSessionSummary;
     static constexpr auto value = std::tuple{
@@ -49,6 +76,7 @@ struct FieldList<TraceSessionSummary> {
         field("input_tokens", &T::input_tokens),
         field("output_tokens", &T::output_tokens),
         field("pinned", &T::pinned),
+        field("evaluations", &T::evaluations),
     };
 };
 
@@ -287,6 +315,8 @@ base::Result<TraceExportCounts> decode<TraceExportCounts>(const json& value) {
 GLASSBOX_FIELD_LIST_CODEC(TraceRetentionStats)
 GLASSBOX_FIELD_LIST_CODEC(TracePruneResult)
 GLASSBOX_FIELD_LIST_CODEC(TracePinned)
+GLASSBOX_FIELD_LIST_CODEC(TraceEvaluation)
+GLASSBOX_FIELD_LIST_CODEC(TraceEvaluated)
 GLASSBOX_FIELD_LIST_CODEC(ConversationTurn)
 GLASSBOX_FIELD_LIST_CODEC(ConversationTurns)
 GLASSBOX_FIELD_LIST_CODEC(ConversationSummary)

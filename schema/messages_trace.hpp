@@ -39,6 +39,31 @@ struct StoredError {
     bool operator==(const StoredError&) const = default;
 };
 
+// One evaluation of a run (docs/evaluation.md, "Evaluations on traces"): how its answer scored
+// against a question set's accepted answers, as `glassbox eval` (or any caller of the trace
+// service's `evaluate` op) recorded it. A run may have several: each re-evaluation adds one.
+struct TraceEvaluation {
+    std::string run;                         // required: the evaluation run (eval's report folder)
+    std::string set;                         // required: the question set's name
+    std::optional<std::string> question_id;  // the question's id in the set
+    std::vector<std::string> answers;        // the answers the set accepts
+    bool correct = false;                    // required: the verdict (eval: a hit, not abstained)
+    std::optional<bool> hit;                 // Hits@1
+    std::optional<double> exact_match;       // in [0, 1]
+    std::optional<double> f1;                // in [0, 1]
+    std::optional<double> confidence;        // the answer's own, in [0, 1]
+    std::string evaluated;                   // xsd:dateTime the store recorded it
+    bool operator==(const TraceEvaluation&) const = default;
+};
+
+// The trace store keeps at most this many evaluations of a run, its newest: re-evaluating a run
+// forever must not grow its list row without bound.
+inline constexpr std::size_t kMaxEvaluationsPerRun = 32;
+// Bounds of an `evaluate` request's texts (bytes) and accepted answers.
+inline constexpr std::size_t kMaxEvaluationNameBytes = 256;
+inline constexpr std::size_t kMaxEvaluationAnswers = 100;
+inline constexpr std::size_t kMaxEvaluationAnswerBytes = 4096;
+
 // One row of `list`, and the `session` object of `show`. Fields the store has no value for are
 // null on the wire (absent optionals), except `error`, which is left out.
 struct TraceSessionSummary {
@@ -60,6 +85,8 @@ struct TraceSessionSummary {
     std::int64_t input_tokens = 0;
     std::int64_t output_tokens = 0;
     bool pinned = false;  // never pruned (docs/traces.md, "Retention")
+    // Its evaluations, oldest first (at most kMaxEvaluationsPerRun); empty when never evaluated.
+    std::vector<TraceEvaluation> evaluations;
     bool operator==(const TraceSessionSummary&) const = default;
 };
 
@@ -163,6 +190,14 @@ struct TracePinned {
     bool operator==(const TracePinned&) const = default;
 };
 
+// The reply of `evaluate`: the evaluation as stored, and how many the run now has.
+struct TraceEvaluated {
+    std::string session;  // the session URI the id named
+    TraceEvaluation evaluation;
+    std::int64_t evaluations = 0;
+    bool operator==(const TraceEvaluated&) const = default;
+};
+
 // The FINAL of `export`, after its {"nquads": ...} PARTIALs.
 struct TraceExportCounts {
     std::uint64_t sessions = 0;
@@ -234,6 +269,8 @@ nlohmann::json encode(const TraceExportCounts& m);
 nlohmann::json encode(const TraceRetentionStats& m);
 nlohmann::json encode(const TracePruneResult& m);
 nlohmann::json encode(const TracePinned& m);
+nlohmann::json encode(const TraceEvaluation& m);
+nlohmann::json encode(const TraceEvaluated& m);
 nlohmann::json encode(const ConversationTurn& m);
 nlohmann::json encode(const ConversationTurns& m);
 nlohmann::json encode(const ConversationSummary& m);
@@ -252,6 +289,8 @@ GLASSBOX_DECLARE_DECODE(TraceExportCounts)
 GLASSBOX_DECLARE_DECODE(TraceRetentionStats)
 GLASSBOX_DECLARE_DECODE(TracePruneResult)
 GLASSBOX_DECLARE_DECODE(TracePinned)
+GLASSBOX_DECLARE_DECODE(TraceEvaluation)
+GLASSBOX_DECLARE_DECODE(TraceEvaluated)
 GLASSBOX_DECLARE_DECODE(ConversationTurn)
 GLASSBOX_DECLARE_DECODE(ConversationTurns)
 GLASSBOX_DECLARE_DECODE(ConversationSummary)

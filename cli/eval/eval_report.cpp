@@ -11,10 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-bool correct(const EvalRow& row) noexcept {
-    return row.error.empty() && !row.abstained && row.score.hit;
-}
-
 // A question's confidence for calibration: an error is an answer of confidence 0.
 double confidence_of(const EvalRow& row) noexcept {
     return row.error.empty() ? std::clamp(row.confidence.value_or(0.0), 0.0, 1.0) : 0.0;
@@ -83,6 +79,10 @@ CoveragePoint at_coverage(std::span<const CoveragePoint> curve, double coverage)
 
 }  // namespace
 
+bool correct(const EvalRow& row) noexcept {
+    return row.error.empty() && !row.abstained && row.score.hit;
+}
+
 EvalSummary summarise(std::span<const EvalRow> rows) {
     EvalSummary s;
     s.questions = rows.size();
@@ -120,6 +120,7 @@ json to_json(const EvalRow& row) {
              {"f1", row.score.f1},
              {"abstained", row.abstained},
              {"trace", row.trace},
+             {"attached", row.attached},
              {"seconds", row.seconds}};
     out["short_answer"] = row.short_answer ? json(*row.short_answer) : json(nullptr);
     out["confidence"] = row.confidence ? json(*row.confidence) : json(nullptr);
@@ -137,6 +138,9 @@ json to_json(const EvalSummary& s) {
              {"hits1", s.hits1},
              {"exact", s.exact},
              {"f1", s.f1}};
+    out["attached"] = s.attached;
+    out["attach_failed"] = s.attach_failed;
+    out["attach_error"] = s.attach_error.empty() ? json(nullptr) : json(s.attach_error);
     out["ece"] = s.ece ? json(*s.ece) : json(nullptr);
     out["bins"] = json::array();
     for (const auto& b : s.bins) {

@@ -29,7 +29,11 @@ struct EvalRow {
     std::string trace;                                  // the run's trace (session URI)
     std::string error;                                  // the typed error when there was no answer
     double seconds = 0.0;
+    bool attached = false;  // its score is attached to its trace as an evaluation
 };
+
+// Whether a row counts as answered right: answered (no error, no abstention) and a hit.
+bool correct(const EvalRow& row) noexcept;
 
 // Confidence bin [lower, upper) (the last includes 1) of the reliability diagram.
 struct CalibrationBin {
@@ -60,6 +64,11 @@ struct EvalSummary {
     std::vector<CalibrationBin> bins;
     std::vector<CoveragePoint> at_coverage;  // 100, 80 and 50 %
     std::vector<CoveragePoint> curve;        // every k of n, most confident first
+    // Evaluations attached to the questions' traces (`traces list --evaluated`), and the rows
+    // with a trace whose attaching failed, with the first failure's error ("" when none).
+    std::size_t attached = 0;
+    std::size_t attach_failed = 0;
+    std::string attach_error;
 };
 
 inline constexpr std::size_t kCalibrationBins = 10;

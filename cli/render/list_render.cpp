@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 #include "cli/render/render_text.hpp"
 #include "schema/explain_terms.hpp"
@@ -18,20 +19,59 @@ using schema::TraceSessionList;
 namespace vocab = schema::vocab;
 using namespace detail;
 
+// A share as "0.83".
+std::string two_places(double share) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.2f", share);
+    return buffer;
+}
+
+// The EVAL cell: the latest evaluation's verdict and F1 ("✓ F1 1.00"), with the number of
+// evaluations when there are several ("✗ F1 0.40 (3)"); "-" for none.
+std::string evaluation_cell(const std::vector<schema::TraceEvaluation>& evaluations) {
+    if (evaluations.empty()) return "-";
+    const auto& e = evaluations.back();
+    std::string out = e.correct ? "\u2713" : "\u2717";
+    if (e.f1) out += " F1 " + two_places(*e.f1);
+    if (evaluations.size() > 1) out += " (" + std::to_string(evaluations.size()) + ")";
+    return out;
+}
+
 }  // namespace
+
+std::string evaluation_line(const schema::TraceEvaluation& e) {
+    std::string out = e.correct ? "\u2713 correct" : "\u2717 wrong";
+    if (e.hit) out += *e.hit ? ", hit" : ", no hit";
+    if (e.exact_match) out += ", exact " + two_places(*e.exact_match);
+    if (e.f1) out += ", F1 " + two_places(*e.f1);
+    if (e.confidence) out += ", confidence " + two_places(*e.confidence);
+    out += "; set " + e.set;
+    if (e.question_id) out += " #" + *e.question_id;
+    out += ", run " + e.run;
+    if (!e.evaluated.empty()) out += ", " + e.evaluated;
+    if (!e.answers.empty()) {
+        out += "; accepted:";
+        for (std::size_t i = 0; i < e.answers.size(); ++i)
+            out += (i == 0 ? " " : " | ") + e.answers[i];
+    }
+    return out;
+}
 
 std::string render_session_table(const TraceSessionList& list) {
     constexpr std::size_t kQuestionWidth = 48;
     // SUB-RUNS: a top-level run's sub-traces (an agent's tool calls, a query's engines) stay
     // under it (`traces show`), counted here rather than listed beside it (--all lists them).
     // TOKENS: the model tokens in/out of the run and its sub-runs; COLLECTION: what it asked.
-    constexpr std::size_t kColumns = 9;
-    const std::array<std::string, kColumns> titles{"SESSION",  "KIND",    "COLLECTION",
-                                                   "QUESTION", "STARTED", "DURATION",
-                                                   "TOKENS",   "STATUS",  "SUB-RUNS"};
+    // EVAL: the latest evaluation's score, shown when a run of the page has one.
+    constexpr std::size_t kColumns = 10;
+    const std::array<std::string, kColumns> titles{"SESSION",  "KIND",     "COLLECTION", "QUESTION",
+                                                   "STARTED",  "DURATION", "TOKENS",     "STATUS",
+                                                   "SUB-RUNS", "EVAL"};
     std::vector<std::array<std::string, kColumns>> rows;
+    bool evaluated = false;
     for (const auto& s : list.sessions) {
         const bool used_model = s.input_tokens > 0 || s.output_tokens > 0;
+        evaluated = evaluated || !s.evaluations.empty();
         rows.push_back(
             {escape_controls(session_label(s.session), false), escape_controls(kind_of(s), false),
              s.collection ? escape_controls(*s.collection, false) : "-",
@@ -40,9 +80,10 @@ std::string render_session_table(const TraceSessionList& list) {
              format_duration(s.duration_ms),
              used_model ? std::to_string(s.input_tokens) + "/" + std::to_string(s.output_tokens)
                         : "-",
-             escape_controls(s.status, false),
-             s.subtraces > 0 ? std::to_string(s.subtraces) : "-"});
+             escape_controls(s.status, false), s.subtraces > 0 ? std::to_string(s.subtraces) : "-",
+             evaluation_cell(s.evaluations)});
     }
+    const std::size_t shown_columns = evaluated ? kColumns : kColumns - 1;
     std::array<std::size_t, kColumns> widths{};
     for (std::size_t c = 0; c < titles.size(); ++c) {
         widths[c] = code_points(titles[c]);
@@ -50,8 +91,8 @@ std::string render_session_table(const TraceSessionList& list) {
     }
     auto write_row = [&](const std::array<std::string, kColumns>& row, std::string& out) {
         std::string text;
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            text += c + 1 == row.size() ? row[c] : pad(row[c], widths[c] + 2);
+        for (std::size_t c = 0; c < shown_columns; ++c) {
+            text += c + 1 == shown_columns ? row[c] : pad(row[c], widths[c] + 2);
         }
         while (!text.empty() && text.back() == ' ') text.pop_back();
         out += text + "\n";

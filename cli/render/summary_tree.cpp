@@ -157,6 +157,7 @@ private:
         if (s.duration_ms) status += " in " + format_duration(s.duration_ms);
         if (s.started && !s.started->empty()) status += ", started " + *s.started;
         field("Status", status);
+        for (const auto& e : s.evaluations) field("Evaluation", evaluation_line(e));
         RunCost cost;
         add_cost(trace_, cost);
         if (cost.any || !cost.models.empty()) {

@@ -87,6 +87,10 @@ std::vector<std::string> iris_to_label(const schema::TraceDetail& trace);
 // Sessions with a glassbox URI show its UUID (which `show` accepts, as any unique prefix of it).
 std::string render_session_table(const schema::TraceSessionList& list);
 
+// One evaluation of a run on one line (`traces show`): the verdict, the scores, the set, the
+// evaluation run, when, and the accepted answers, as stored (the caller escapes it).
+std::string evaluation_line(const schema::TraceEvaluation& evaluation);
+
 // `tail`: one line per explain event (received time, kind, session, seq, state, step type,
 // explain_id, triple count), or the same as a JSON object with the body.
 std::string render_event_line(const bus::ExplainEvent& event, std::string_view received);

@@ -230,6 +230,8 @@ private:
         field(0, "Duration", format_duration(s.duration_ms));
         if (s.worker && !s.worker->empty()) field(0, "Worker", escape_controls(*s.worker, false));
         field(0, "Events", std::to_string(trace_.events.size()));
+        for (const auto& e : s.evaluations)
+            field(0, "Evaluation", escape_controls(evaluation_line(e), false));
     }
 
     void footer() {

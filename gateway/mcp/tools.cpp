@@ -194,6 +194,10 @@ json list_traces_tool() {
          {"search", string_arg("Text in the question.", 1024)},
          {"parent", string_arg("Only the sub-runs of this trace.", 1024)},
          {"all", {{"type", "boolean"}, {"description", "Include sub-runs as rows of their own."}}},
+         {"evaluated",
+          {{"type", "boolean"},
+           {"description",
+            "Only the runs with an evaluation (a question set's score, `glassbox eval`)."}}},
          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 200}}},
          {"after", string_arg("The `next` cursor of a previous page.", 1024)}},
         json::array());
@@ -204,8 +208,8 @@ json list_traces_tool() {
     return {{"name", "list_traces"},
             {"title", "List traces"},
             {"description",
-             "The stored runs, newest first: question, kind, status, start, duration and "
-             "sub-run count; filters and a cursor as `glassbox traces list`."},
+             "The stored runs, newest first: question, kind, status, start, duration, "
+             "sub-run count and evaluations; filters and a cursor as `glassbox traces list`."},
             {"inputSchema", std::move(input)},
             {"outputSchema", std::move(output)},
             {"annotations", read_only()}};

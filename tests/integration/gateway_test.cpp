@@ -659,6 +659,21 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     get("/api/v1/traces?limit=5");
     get("/api/v1/traces?limit=-1");
     ASSERT_TRUE(stored_trace(trace, "complete").is_object());
+    // An evaluation on the trace (docs/evaluation.md): the list's filter and the detail carry it.
+    const json evaluation{{"run", "openapi"}, {"set", "gateway"}, {"answers", {"Oskar Brenn"}},
+                          {"correct", true},  {"f1", 1.0},        {"confidence", nullptr}};
+    const auto evaluated = run_glassbox(
+        {"call", "trace",
+         json{{"op", "evaluate"}, {"session", trace}, {"evaluation", evaluation}}.dump(),
+         "--broker", broker_.endpoint});
+    ASSERT_TRUE(evaluated.status.exited && evaluated.status.code == 0) << evaluated.err;
+    const auto only_evaluated = get("/api/v1/traces?evaluated=true");
+    ASSERT_EQ(only_evaluated.status, 200) << only_evaluated.describe();
+    const json rows = only_evaluated.body_json()["sessions"];
+    ASSERT_EQ(rows.size(), 1u) << only_evaluated.describe();
+    EXPECT_NE(rows[0].value("session", "").find(trace), std::string::npos) << rows.dump();
+    EXPECT_EQ(rows[0]["evaluations"][0]["run"], "openapi") << rows.dump();
+    get("/api/v1/traces?evaluated=maybe");
     get("/api/v1/traces/" + trace);
     get("/api/v1/traces/00000000-none");
     std::set<std::string> events;

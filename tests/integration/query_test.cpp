@@ -5,6 +5,7 @@
 // mid-run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -167,6 +168,13 @@ TEST_F(QueryTest, AnAgentAnswerCarriesTheTiersOfTheFactsItRestsOn) {
     const TraceGraph graph(run.explains);
     EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kAggregateTier),
               std::optional<std::string>("1"));
+    // The agent's calibrated confidence judges it (no escalation) and is passed on, on the
+    // routed Conclusion too (issue 35).
+    ASSERT_TRUE(final.contains("confidence") && final["confidence"].is_number()) << final.dump();
+    EXPECT_TRUE(final.value("calibrator", "").ends_with("/agent")) << final.dump();
+    EXPECT_TRUE(final.value("escalations", json::array()).empty()) << final.dump();
+    EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kCalibrator),
+              std::optional<std::string>(final.value("calibrator", "")));
 }
 
 TEST_F(QueryTest, AFollowUpIsResolvedAgainstThePreviousTurnBeforeRoutingAndRecorded) {
@@ -489,6 +497,11 @@ TEST_F(QueryTest, TracesRecordTheirCollectionAndTokensAndAKindTypoIsAnError) {
 // the report's files are written owner-only. A set with a bad line is refused before anything
 // is asked, naming the line.
 TEST_F(QueryTest, EvalScoresEachQuestionAsAStoredRunAndRefusesABadSet) {
+    // A run that is not evaluated: `traces list --evaluated` must leave it out.
+    const RagRun other = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}});
+    ASSERT_TRUE(other.ok()) << other.describe();
+    const std::string unevaluated = (*other.final)["session"];
+    ASSERT_FALSE(stored(unevaluated, "complete").is_null());
     const auto set = dir() / "set.jsonl";
     {
         std::ofstream out(set);
@@ -516,7 +529,51 @@ TEST_F(QueryTest, EvalScoresEachQuestionAsAStoredRunAndRefusesABadSet) {
         const std::string trace = row.value("trace", "");
         ASSERT_FALSE(trace.empty()) << row.dump();
         EXPECT_FALSE(stored(trace, "complete").is_null());
+        EXPECT_TRUE(row.value("attached", false)) << row.dump();
     }
+    EXPECT_EQ(result["summary"]["attached"], 2) << result["summary"].dump();
+    EXPECT_EQ(result["summary"]["attach_failed"], 0) << result["summary"].dump();
+    const json summary_file = json::parse(std::ifstream(report / "summary.json"), nullptr, false);
+    EXPECT_EQ(summary_file.value("attached", -1), 2) << summary_file.dump();
+
+    // Each question's score is on its trace: `traces list --evaluated` lists exactly those runs.
+    const auto evaluated =
+        run_glassbox({"traces", "list", "--evaluated", "--json", "--broker", broker_.endpoint});
+    ASSERT_TRUE(evaluated.status.exited && evaluated.status.code == 0) << evaluated.err;
+    const json listed = json::parse(evaluated.out, nullptr, false);
+    ASSERT_TRUE(listed.is_object()) << evaluated.out;
+    ASSERT_EQ(listed["sessions"].size(), 2u) << listed.dump();
+    for (const auto& row : rows) {
+        const auto found =
+            std::find_if(listed["sessions"].begin(), listed["sessions"].end(),
+                         [&](const json& s) { return s["session"] == row["trace"]; });
+        ASSERT_NE(found, listed["sessions"].end()) << row["trace"] << " not listed";
+        const json& evaluations = (*found)["evaluations"];
+        ASSERT_EQ(evaluations.size(), 1u) << found->dump();
+        const json& e = evaluations[0];
+        EXPECT_EQ(e["run"], "report");
+        EXPECT_EQ(e["set"], "set");
+        EXPECT_EQ(e["question_id"], row["id"]);
+        EXPECT_EQ(e["answers"], row["answers"]);
+        EXPECT_EQ(e["correct"], row["hit"]) << "answered, not abstained: correct is the hit";
+        EXPECT_EQ(e["hit"], row["hit"]);
+        EXPECT_DOUBLE_EQ(e["f1"].get<double>(), row["f1"].get<double>());
+        EXPECT_DOUBLE_EQ(e["exact_match"].get<double>(), row["exact"].get<double>());
+        EXPECT_EQ(e["confidence"], row["confidence"]);
+        EXPECT_NE(found->value("session", ""), unevaluated);
+    }
+    // The table shows the score; `traces show` shows the evaluation near the top.
+    const auto table =
+        run_glassbox({"traces", "list", "--evaluated", "--broker", broker_.endpoint});
+    EXPECT_NE(table.out.find("EVAL"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("\u2713"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("\u2717"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("2 of 2 sessions"), std::string::npos) << table.out;
+    const auto shown = run_glassbox(
+        {"traces", "show", rows[0]["trace"].get<std::string>(), "--broker", broker_.endpoint});
+    EXPECT_NE(shown.out.find("Evaluation    \u2713 correct"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("set set #right, run report"), std::string::npos) << shown.out;
+
     for (const char* file :
          {"rows.jsonl", "summary.json", "reliability.svg", "risk-coverage.svg"}) {
         std::error_code ec;

@@ -1,5 +1,6 @@
 // The trace store's retention (docs/traces.md, "Retention"): pinning, the live size, and prune,
-// which deletes whole top-level traces oldest first in batches of their own write transactions.
+// which deletes whole top-level traces (their evaluations with them) oldest first in batches of
+// their own write transactions.
 #include <algorithm>
 #include <charconv>
 #include <functional>
@@ -175,6 +176,8 @@ Result<std::int64_t> delete_batch(Connection& db, const StoreConfig& config,
             }
             if (auto r = run_bound(db, "DELETE FROM events WHERE session = ?1", session); !r)
                 return r.error();
+            if (auto r = run_bound(db, "DELETE FROM evaluations WHERE session = ?1", session); !r)
+                return r.error();
             if (auto r = run_bound(db, "DELETE FROM sessions WHERE id = ?1", session); !r)
                 return r.error();
         }
@@ -248,8 +251,9 @@ Result<std::int64_t> TraceStore::live_bytes() {
                   std::to_string(kEventOverhead) +
                   " FROM texts) + (SELECT COALESCE(SUM(bytes), 0) + COUNT(*) * " +
                   std::to_string(kEventOverhead) +
-                  " FROM turns) + (SELECT COALESCE(SUM(length(payload)), 0) FROM quarantine) AS "
-                  "BIGINT)");
+                  " FROM turns) + (SELECT COALESCE(SUM(length(payload)), 0) FROM quarantine) + "
+                  "(SELECT COALESCE(SUM(octet_length(answers)), 0) + COUNT(*) * " +
+                  std::to_string(kSessionOverhead) + " FROM evaluations) AS BIGINT)");
 }
 
 namespace {
@@ -424,7 +428,8 @@ Result<void> drop_partition(Connection& db, const StoreConfig& config, std::int6
     if (!e || !r) return !e ? e.error() : r.error();
     auto conversations = delete_doomed_turns(db, counts);
     if (!conversations) return conversations.error();
-    if (auto x = db.exec("DELETE FROM sessions WHERE id IN (SELECT id FROM prune_doomed); DROP "
+    if (auto x = db.exec("DELETE FROM evaluations WHERE session IN (SELECT id FROM prune_doomed); "
+                         "DELETE FROM sessions WHERE id IN (SELECT id FROM prune_doomed); DROP "
                          "TABLE " +
                          detail::partition_name(day));
         !x)

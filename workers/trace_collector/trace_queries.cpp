@@ -62,12 +62,14 @@ bool is_uuid_prefix(std::string_view id) {
 
 namespace {
 
-// The last column counts the session's direct sub-runs (an index seek on sessions_sub_parent).
+// Column 13 counts the session's direct sub-runs (an index seek on sessions_sub_parent), the last
+// its evaluations (a seek on evaluations_session: only evaluated rows read them).
 constexpr const char* kSummaryColumns =
     "id, uri, kind, question, parent, started, ended, status, service, worker, events, "
     "last_event_at, error, "
     "(SELECT COUNT(*) FROM sessions sub WHERE sub.parent = sessions.uri), collection, tokens_in, "
-    "tokens_out, pinned";
+    "tokens_out, pinned, (SELECT COUNT(*) FROM evaluations ev WHERE ev.session = sessions.id)";
+constexpr int kEvaluationsColumn = 18;
 
 // A run's tokens with its sub-runs' (their own sub-runs too), read after the page: each seek is
 // on sessions_sub_parent.
@@ -116,7 +118,17 @@ json summary_of(const Row& q, std::int64_t cutoff) {
     s["input_tokens"] = q.int64(15);
     s["output_tokens"] = q.int64(16);
     s["pinned"] = q.int64(17) != 0;
+    s["evaluations"] = json::array();
     return s;
+}
+
+// Fills a summary's evaluations (summary_of leaves them empty) when the session has some.
+Result<void> add_evaluations(Connection& db, std::int64_t id, std::int64_t count, json& summary) {
+    if (count == 0) return {};
+    auto evaluations = detail::session_evaluations(db, id);
+    if (!evaluations) return evaluations.error();
+    summary["evaluations"] = std::move(evaluations).value();
+    return {};
 }
 
 // Adds the sub-runs' tokens to a summary's (the run's own are in it) when it has sub-runs.
@@ -335,7 +347,9 @@ Result<SessionPage> read_page(Connection& db, const std::string& sql,
     if (!select) return select.error();
     bind_all(*select, bindings);
     SessionPage page;
-    std::vector<std::int64_t> ids;  // of the sessions listed, for their sub-runs' tokens
+    // Of the sessions listed, for their sub-runs' tokens and their evaluations.
+    std::vector<std::int64_t> ids;
+    std::vector<std::int64_t> evaluation_counts;
     // The cursor of the last session listed; empty if it has no start time (never the case once
     // a batch committed), which ends the paging.
     std::string last;
@@ -346,6 +360,7 @@ Result<SessionPage> read_page(Connection& db, const std::string& sql,
         }
         page.sessions.push_back(summary_of(row, cutoff));
         ids.push_back(row.int64(0));
+        evaluation_counts.push_back(row.int64(kEvaluationsColumn));
         last = row.is_null(5) ? std::string{} : make_cursor(row.int64(5), row.int64(0));
         return true;
     });
@@ -353,6 +368,9 @@ Result<SessionPage> read_page(Connection& db, const std::string& sql,
     select->reset();
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (auto added = add_subrun_tokens(db, ids[i], page.sessions[i]); !added)
+            return added.error();
+        if (auto added = add_evaluations(db, ids[i], evaluation_counts[i], page.sessions[i]);
+            !added)
             return added.error();
     }
     return page;
@@ -397,6 +415,7 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     if (query.status) {
         if (auto r = add_status_filter(filter, *query.status, cutoff); !r) return r.error();
     }
+    if (query.evaluated) filter.where.push_back("id IN (SELECT session FROM evaluations)");
     if (query.since_ms) filter.where.push_back("started >= " + filter.param(*query.since_ms));
     if (query.until_ms) filter.where.push_back("started < " + filter.param(*query.until_ms));
     if (query.search) {
@@ -490,6 +509,7 @@ Result<json> show_session(Connection& db, TripleBlobReader& reader, std::int64_t
     seen.insert(id);
     json out = json::object();
     std::string uri;
+    std::int64_t evaluations = 0;
     {
         auto q =
             db.prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions WHERE id = ?1");
@@ -498,6 +518,7 @@ Result<json> show_session(Connection& db, TripleBlobReader& reader, std::int64_t
         auto found = q->first([&](const Row& row) {
             out["session"] = summary_of(row, cutoff);
             uri = row.text(1);
+            evaluations = row.int64(kEvaluationsColumn);
             return true;
         });
         if (!found) return found.error();
@@ -505,6 +526,8 @@ Result<json> show_session(Connection& db, TripleBlobReader& reader, std::int64_t
             return make_error(ErrorType::kNotFound, "no trace with row id " + std::to_string(id));
     }
     if (auto added = add_subrun_tokens(db, id, out["session"]); !added) return added.error();
+    if (auto added = add_evaluations(db, id, evaluations, out["session"]); !added)
+        return added.error();
     json events = json::array();
     std::map<std::int64_t, std::size_t> by_seq;
     {
@@ -683,7 +706,7 @@ Result<std::int64_t> TraceStore::stored_bytes() {
         "SELECT CAST(COALESCE(SUM(pg_total_relation_size(c.oid)), 0) AS BIGINT) FROM pg_class c "
         "WHERE c.relkind IN ('r', 'p') AND c.relnamespace = CAST(current_schema() AS regnamespace) "
         "AND c.relname IN ('meta', 'sessions', 'events', 'texts', 'quarantine', 'turns', "
-        "'conversations')");
+        "'conversations', 'evaluations')");
     if (!q) return q.error();
     auto n = q->first([](const Row& row) { return row.int64(0); });
     if (!n) return n.error();

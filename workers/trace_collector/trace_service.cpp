@@ -8,9 +8,11 @@
 
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace glassbox::trace {
 namespace {
@@ -26,7 +28,7 @@ constexpr auto kSettlePoll = std::chrono::milliseconds(5);
 // How long an event the broker has sent may take to reach the collector's batch.
 constexpr auto kInFlight = std::chrono::milliseconds(10);
 constexpr std::string_view kOps =
-    "list, show, export, stats, turns, conversations, forget, prune, pin, unpin";
+    "list, show, export, stats, turns, conversations, forget, prune, pin, unpin, evaluate";
 
 base::Error invalid(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
@@ -101,8 +103,9 @@ Result<json> list(TraceStore& store, const json& body) {
     }
     if (!limit) return limit.error();
     if (!offset) return offset.error();
-    for (auto [key, flag] : {std::pair{"include_subtraces", &q.include_subtraces},
-                             std::pair{"exact_total", &q.exact_total}}) {
+    for (auto [key, flag] :
+         {std::pair{"include_subtraces", &q.include_subtraces},
+          std::pair{"exact_total", &q.exact_total}, std::pair{"evaluated", &q.evaluated}}) {
         if (const auto it = body.find(key); it != body.end() && !it->is_null()) {
             if (!it->is_boolean())
                 return invalid(std::string("\"") + key + "\" must be true or false");
@@ -295,6 +298,120 @@ Result<json> pin(TraceStore& store, const json& body, bool pinned) {
     return as_reply<schema::TracePinned>(store.pin(**session, pinned));
 }
 
+// ---- evaluate ----------------------------------------------------------------------------
+
+// A text of an evaluation: a UTF-8 string of at most `max` bytes, non-empty when `required`.
+Result<std::optional<std::string>> evaluation_text(const json& e, const char* key, bool required,
+                                                   std::size_t max) {
+    const std::string name = std::string("\"evaluation.") + key + "\"";
+    auto text = optional_string(e, key);
+    if (!text) return invalid(name + " must be a string");
+    if (required && (!*text || (*text)->empty()))
+        return invalid(name + " must be a non-empty string");
+    if (*text && ((*text)->size() > max || base::find_invalid_utf8(**text)))
+        return invalid(name + " must be UTF-8 of at most " + std::to_string(max) + " bytes");
+    return text;
+}
+
+// A score of an evaluation: absent, null, or a number in [0, 1].
+Result<std::optional<double>> evaluation_share(const json& e, const char* key) {
+    const auto it = e.find(key);
+    if (it == e.end() || it->is_null()) return std::optional<double>{};
+    if (!it->is_number() || it->get<double>() < 0.0 || it->get<double>() > 1.0)
+        return invalid(std::string("\"evaluation.") + key + "\" must be a number from 0 to 1");
+    return std::optional(it->get<double>());
+}
+
+Result<std::optional<bool>> evaluation_flag(const json& e, const char* key, bool required) {
+    const auto it = e.find(key);
+    if ((it == e.end() || it->is_null()) && !required) return std::optional<bool>{};
+    if (it == e.end() || !it->is_boolean())
+        return invalid(std::string("\"evaluation.") + key + "\" must be true or false");
+    return std::optional(it->get<bool>());
+}
+
+Result<std::vector<std::string>> evaluation_answers(const json& e) {
+    const auto it = e.find("answers");
+    std::vector<std::string> out;
+    if (it == e.end() || it->is_null()) return out;
+    const auto bad = [] {
+        return invalid("\"evaluation.answers\" must be a list of at most " +
+                       std::to_string(schema::kMaxEvaluationAnswers) +
+                       " UTF-8 strings of at most " +
+                       std::to_string(schema::kMaxEvaluationAnswerBytes) + " bytes");
+    };
+    if (!it->is_array() || it->size() > schema::kMaxEvaluationAnswers) return bad();
+    for (const auto& answer : *it) {
+        if (!answer.is_string()) return bad();
+        const auto& text = answer.get_ref<const std::string&>();
+        if (text.size() > schema::kMaxEvaluationAnswerBytes || base::find_invalid_utf8(text))
+            return bad();
+        out.push_back(text);
+    }
+    return out;
+}
+
+// The request's `evaluation`, checked field by field (InvalidRequest naming the field).
+Result<schema::TraceEvaluation> evaluation_request(const json& body) {
+    const auto it = body.find("evaluation");
+    if (it == body.end() || !it->is_object())
+        return invalid("evaluate needs \"evaluation\": an object with run, set and correct");
+    const json& e = *it;
+    schema::TraceEvaluation out;
+    auto run = evaluation_text(e, "run", true, schema::kMaxEvaluationNameBytes);
+    auto set = evaluation_text(e, "set", true, schema::kMaxEvaluationNameBytes);
+    auto question = evaluation_text(e, "question_id", false, schema::kMaxEvaluationNameBytes);
+    for (const auto* r : {&run, &set, &question})
+        if (!*r) return r->error();
+    auto correct = evaluation_flag(e, "correct", true);
+    auto hit = evaluation_flag(e, "hit", false);
+    for (const auto* r : {&correct, &hit})
+        if (!*r) return r->error();
+    auto exact = evaluation_share(e, "exact_match");
+    auto f1 = evaluation_share(e, "f1");
+    auto confidence = evaluation_share(e, "confidence");
+    for (const auto* r : {&exact, &f1, &confidence})
+        if (!*r) return r->error();
+    auto answers = evaluation_answers(e);
+    if (!answers) return answers.error();
+    out.run = std::move(**run);
+    out.set = std::move(**set);
+    out.question_id = std::move(*question);
+    out.answers = std::move(*answers);
+    out.correct = **correct;
+    out.hit = *hit;
+    out.exact_match = *exact;
+    out.f1 = *f1;
+    out.confidence = *confidence;
+    return out;
+}
+
+// `settle_ms`: a run's answer reaches its asker before its trace reaches the store (the
+// collector writes in batches), so an evaluation made at once may wait that long, at most
+// schema::kMaxTurnsSettleMs, for the session to be stored.
+Result<void> settle_session(TraceStore& store, const std::string& session, const json& body) {
+    auto wait_ms = bounded_integer(body, "settle_ms", 0, 0, schema::kMaxTurnsSettleMs);
+    if (!wait_ms) return wait_ms.error();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*wait_ms);
+    while (true) {
+        auto found = store.resolve_session(session);
+        if (found || found.error().type != ErrorType::kNotFound) return {};
+        if (std::chrono::steady_clock::now() >= deadline) return {};
+        std::this_thread::sleep_for(kSettlePoll);
+    }
+}
+
+Result<json> evaluate(TraceStore& store, const json& body) {
+    auto session = optional_string(body, "session");
+    if (!session) return session.error();
+    if (!*session || (*session)->empty())
+        return invalid("evaluate needs \"session\": a session URI or a UUID prefix");
+    auto evaluation = evaluation_request(body);
+    if (!evaluation) return evaluation.error();
+    if (auto settled = settle_session(store, **session, body); !settled) return settled.error();
+    return as_reply<schema::TraceEvaluated>(store.evaluate(**session, *evaluation));
+}
+
 }  // namespace
 
 ReadStorePool::ReadStorePool(StoreLocation location, StoreConfig config)
@@ -334,7 +451,8 @@ bool is_write_request(const json& body) {
     const auto op = body.is_object() ? body.find("op") : body.end();
     if (op == body.end() || !op->is_string()) return false;
     const auto& name = op->get_ref<const std::string&>();
-    return name == "forget" || name == "prune" || name == "pin" || name == "unpin";
+    return name == "forget" || name == "prune" || name == "pin" || name == "unpin" ||
+           name == "evaluate";
 }
 
 Result<json> answer_trace_request(TraceStore& store, const json& body,
@@ -355,6 +473,7 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "forget") return forget(store, body);
     if (name == "prune") return prune(store, body, retention);
     if (name == "pin" || name == "unpin") return pin(store, body, name == "pin");
+    if (name == "evaluate") return evaluate(store, body);
     return invalid("unknown op \"" + name + "\": one of " + std::string(kOps));
 }
 

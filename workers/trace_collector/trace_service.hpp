@@ -39,9 +39,9 @@ public:
     base::Result<nlohmann::json> with_store(
         const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
     // Runs `use` with the one read-write connection, for the writes the service makes
-    // (`forget`, `prune`, `pin`, `unpin`). It waits for the collector's commit in progress (the
-    // store's write lock; on SQLite within StoreConfig::busy_timeout); writes through it are
-    // serialised by a mutex.
+    // (`forget`, `prune`, `pin`, `unpin`, `evaluate`). It waits for the collector's commit in
+    // progress (the store's write lock; on SQLite within StoreConfig::busy_timeout); writes through
+    // it are serialised by a mutex.
     base::Result<nlohmann::json> with_writer(
         const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
 

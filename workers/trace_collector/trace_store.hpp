@@ -16,6 +16,7 @@
 
 #include "base/result.hpp"
 #include "schema/messages.hpp"
+#include "schema/messages_trace.hpp"
 
 namespace glassbox::trace {
 
@@ -103,6 +104,9 @@ struct ListQuery {
     std::optional<std::string> after;
     // Count every matching session instead of stopping at StoreConfig::list_count_limit.
     bool exact_total = false;
+    // Only the sessions with an evaluation (docs/evaluation.md): `id IN (SELECT session FROM
+    // evaluations)`, which the planner answers from the evaluations when they are few.
+    bool evaluated = false;
 };
 
 struct ExportCounts {
@@ -218,6 +222,13 @@ public:
     // Pins (or unpins) the session `id` names (as show takes it): a trace holding a pinned run is
     // never pruned. Answers schema::TracePinned.
     base::Result<nlohmann::json> pin(std::string_view id, bool pinned);
+    // Attaches `evaluation` (its `evaluated` ignored: the store records `now`) to the session `id`
+    // names (as show takes it), keeping its newest schema::kMaxEvaluationsPerRun; the evaluations
+    // go with their session when it is pruned. Unknown id: NotFound. Answers
+    // schema::TraceEvaluated.
+    base::Result<nlohmann::json> evaluate(std::string_view id,
+                                          const schema::TraceEvaluation& evaluation,
+                                          WallClock::time_point now = WallClock::now());
     // The bytes the store's rows take: SQLite's pages in use ((page_count - freelist_count) *
     // page_size: the file only shrinks after a vacuum); PostgreSQL's rows as stored (blobs,
     // texts, turns and payloads with a per-row allowance: its files do not shrink after DELETE).

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "base/result.hpp"
 #include "storage/sql.hpp"
 #include "workers/trace_collector/trace_store.hpp"
@@ -25,6 +27,11 @@ base::Result<void> index_turn(storage::sql::Connection& db, const StoreConfig& c
 // is), dropping turns beyond the bounds (conversation_index.cpp). In a write transaction.
 base::Result<void> refresh_conversation(storage::sql::Connection& db, const StoreConfig& config,
                                         const std::string& conversation);
+
+// The evaluations of session row `session`, oldest first, each as schema::TraceEvaluation
+// encodes it (trace_evaluations.cpp).
+base::Result<nlohmann::json> session_evaluations(storage::sql::Connection& db,
+                                                 std::int64_t session);
 
 // PostgreSQL's events partitions (trace_store.cpp): one per day (UTC) a session started on, as
 // days since the epoch; events_kept holds the rows prune had to keep from a partition it dropped,

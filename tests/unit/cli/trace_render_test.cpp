@@ -514,6 +514,60 @@ TEST(SessionTable, CappedTotalReadsAsAtLeastAndNamesTheNextCursor) {
         << "no cursor on the last page";
 }
 
+// Evaluations (docs/evaluation.md): an EVAL column only when a run of the page has one, with the
+// latest's verdict and F1 and how many there are; `show`'s header has a line per evaluation.
+TEST(SessionTable, EvaluatedRunsShowTheirLatestScore) {
+    json plain = echo_show_reply(kEchoUuid, "ping")["session"];
+    EXPECT_FALSE(contains(render_session_table(schema::decode<schema::TraceSessionList>(
+                                                   json{{"sessions", json::array({plain})}})
+                                                   .value()),
+                          "EVAL"))
+        << "no evaluated run, no column";
+    const json wrong{{"run", "r1"}, {"set", "capitals"},    {"correct", false},
+                     {"f1", 0.4},   {"answers", {"Paris"}}, {"evaluated", "2026-11-30T09:00:00Z"}};
+    const json right{{"run", "r2"},
+                     {"set", "capitals"},
+                     {"question_id", "q7"},
+                     {"correct", true},
+                     {"hit", true},
+                     {"exact_match", 1.0},
+                     {"f1", 1.0},
+                     {"confidence", 0.96},
+                     {"answers", {"Paris", "Paris\x1b[2J"}},
+                     {"evaluated", "2026-11-30T10:00:00Z"}};
+    json twice = plain;
+    twice["evaluations"] = json::array({wrong, right});
+    json once = echo_show_reply(kEchoUuid, "pong")["session"];
+    once["evaluations"] = json::array({wrong});
+    auto list = schema::decode<schema::TraceSessionList>(
+        json{{"sessions", json::array({twice, once, plain})}});
+    ASSERT_TRUE(list) << list.error().describe();
+    const std::string table = render_session_table(*list);
+    std::istringstream in(table);
+    std::string header;
+    std::getline(in, header);
+    EXPECT_GT(header.find("EVAL"), header.find("SUB-RUNS")) << table;
+    EXPECT_TRUE(contains(table, "\u2713 F1 1.00 (2)\n")) << table;
+    EXPECT_TRUE(contains(table, "\u2717 F1 0.40\n")) << table;
+    EXPECT_TRUE(contains(table, "  -\n")) << "an unevaluated row: " << table;
+
+    const auto evaluation = schema::decode<schema::TraceEvaluation>(right).value();
+    EXPECT_EQ(
+        evaluation_line(evaluation),
+        "\u2713 correct, hit, exact 1.00, F1 1.00, confidence 0.96; set capitals #q7, run r2, "
+        "2026-11-30T10:00:00Z; accepted: Paris | Paris\x1b[2J");
+    auto shown = schema::decode<schema::TraceDetail>(echo_show_reply(kEchoUuid, "ping"));
+    ASSERT_TRUE(shown);
+    shown->session.evaluations = {evaluation};
+    for (const bool full : {false, true}) {
+        TreeOptions options;
+        options.full = full;
+        const std::string tree = render_tree(*shown, options);
+        EXPECT_TRUE(contains(tree, "Evaluation    \u2713 correct, hit")) << tree;
+        EXPECT_FALSE(contains(tree, "\x1b")) << "a stored answer cannot drive the terminal";
+    }
+}
+
 // ---- tail ---------------------------------------------------------------------------------------
 
 TEST(RenderEventTest, LineAndJsonNameTheStep) {

@@ -566,5 +566,43 @@ TEST(TraceRetention, RepliesRoundTripAndOlderSummariesReadUnpinned) {
     EXPECT_EQ(encode(*summary)["pinned"], true);
 }
 
+TEST(TraceEvaluations, RoundTripAndOlderSummariesReadUnevaluated) {
+    TraceEvaluation e{"20261130T091715Z-set",
+                      "set",
+                      "q1",
+                      {"Ilse Varrow", "I. Varrow"},
+                      true,
+                      true,
+                      1.0,
+                      0.75,
+                      0.9,
+                      "2026-11-30T09:17:20.000Z"};
+    EXPECT_EQ(decode<TraceEvaluation>(encode(e)).value(), e);
+    // Absent scores are written as null and read back absent.
+    TraceEvaluation bare{"run",        "set",        std::nullopt, {},           false,
+                         std::nullopt, std::nullopt, std::nullopt, std::nullopt, ""};
+    EXPECT_TRUE(encode(bare)["f1"].is_null());
+    EXPECT_EQ(decode<TraceEvaluation>(encode(bare)).value(), bare);
+    for (const char* required : {"run", "set", "correct"}) {
+        auto without = encode(e);
+        without.erase(required);
+        EXPECT_FALSE(decode<TraceEvaluation>(without).ok()) << required << " is required";
+    }
+    auto wrong = encode(e);
+    wrong["f1"] = "high";
+    EXPECT_FALSE(decode<TraceEvaluation>(wrong).ok());
+    TraceEvaluated evaluated{"urn:glassbox:0b6f:question", e, 2};
+    EXPECT_EQ(decode<TraceEvaluated>(encode(evaluated)).value(), evaluated);
+    // A summary from before evaluations existed reads as never evaluated; one with them keeps
+    // them in order.
+    auto summary =
+        decode<TraceSessionSummary>(nlohmann::json{{"session", "urn:x"}, {"status", "complete"}});
+    ASSERT_TRUE(summary.ok());
+    EXPECT_TRUE(summary->evaluations.empty());
+    EXPECT_EQ(encode(*summary)["evaluations"], nlohmann::json::array());
+    summary->evaluations = {bare, e};
+    EXPECT_EQ(decode<TraceSessionSummary>(encode(*summary)).value(), *summary);
+}
+
 }  // namespace
 }  // namespace glassbox::schema
