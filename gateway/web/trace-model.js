@@ -56,6 +56,30 @@
     return termValue(t);
   }
 
+  // The confidence in words, as the engines say it (reasoner/answer_confidence.cpp).
+  function confidenceWords(p) {
+    return p >= 0.9 ? "very likely" : p >= 0.7 ? "likely" : p >= 0.4 ? "uncertain" : "unlikely";
+  }
+  // Evidence features, the strongest effect on the log-odds first; those the calibrator did not
+  // use (no effect) after them, in the order the engine measured them.
+  function sortFeatures(features) {
+    const weight = (f) => (f.effect === null ? -1 : Math.abs(f.effect));
+    return features.map((f, i) => [f, i]).sort((a, b) => weight(b[0]) - weight(a[0]) || a[1] - b[1]).map((x) => x[0]);
+  }
+  const numberOr = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  // The confidence of an answer as the gateway's JSON states it (docs/http.md §3: `confidence`,
+  // `confidence_words`, `calibrator`, `abstained`, `evidence`), in the shape of
+  // TraceModel.confidence(); null when the answer has none.
+  function confidenceOfAnswer(d) {
+    const value = d ? numberOr(d.confidence) : null;
+    if (value === null) return null;
+    const features = (Array.isArray(d.evidence) ? d.evidence : []).filter((f) => f && typeof f.name === "string")
+      .map((f) => ({uri: "", name: f.name, value: numberOr(f.value), effect: numberOr(f.effect)}));
+    return {value, words: typeof d.confidence_words === "string" && d.confidence_words ? d.confidence_words : confidenceWords(value),
+      calibrator: typeof d.calibrator === "string" ? d.calibrator : "", abstained: d.abstained === true,
+      features: sortFeatures(features)};
+  }
+
   class Step {
     constructor(uri, run, seq) {
       this.uri = uri;
@@ -264,7 +288,22 @@
         Math.min(...b.spans.map((s) => s.start)));
       citations.forEach((c, i) => { c.n = i + 1; });
       return {step: step.uri, text, shortAnswer: this.gb(step.uri, "shortAnswer"), citations,
-        derivation: this.gb(step.uri, "derivationChain"), tier: this.gbNum(step.uri, "aggregateTier")};
+        derivation: this.gb(step.uri, "derivationChain"), tier: this.gbNum(step.uri, "aggregateTier"),
+        confidence: this.confidence(step.uri)};
+    }
+
+    // How far to trust the answer a Synthesis or Conclusion states (docs/confidence.md): the
+    // calibrated probability and its words, the calibrator, whether the answer was withheld, and
+    // the evidence features behind it ({uri, name, value, effect}, the strongest effect first).
+    // null when the step states no confidence (an old trace, an engine without one).
+    confidence(uri) {
+      const value = this.gbNum(uri, "answerConfidence");
+      if (value === null || !Number.isFinite(value)) return null;
+      const features = this.gbAll(uri, "evidenceFeature").map((f) => ({uri: f, name: this.gb(f, "featureName"),
+        value: this.gbNum(f, "featureValue"), effect: this.gbNum(f, "featureEffect")}));
+      const abstained = this.gb(uri, "abstained");
+      return {value, words: confidenceWords(value), calibrator: this.gb(uri, "calibrator"),
+        abstained: abstained === "true" || abstained === "1", features: sortFeatures(features)};
     }
 
     // The fact a reified statement (an EdgeSelection, an ExploredEdge) stands for: {s, p, o} as
@@ -328,4 +367,6 @@
   GB.shortName = shortName;
   GB.isIri = isIri;
   GB.TraceModel = TraceModel;
+  GB.confidenceWords = confidenceWords;
+  GB.confidenceOfAnswer = confidenceOfAnswer;
 })(window.GB = window.GB || {});

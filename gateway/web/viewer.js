@@ -3,7 +3,7 @@
 // and how long it took).
 "use strict";
 (function (GB) {
-  const {h, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks} = GB.views;
+  const {h, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks, confidenceBadge} = GB.views;
   const $ = (id) => document.getElementById(id);
 
   const state = {
@@ -37,6 +37,7 @@
     $("run-error").hidden = true;
     $("answer").replaceChildren();
     $("answer-meta").replaceChildren();
+    showConfidence(null);
     $("graph").replaceChildren(h("p", {class: "muted"}, "No edges explored."));
     $("graph-note").textContent = "";
     $("chunks").tBodies[0].replaceChildren();
@@ -142,8 +143,19 @@
   }
 
   // ---- the answer and its citations ----------------------------------------------------
-  function showAnswer(text, citations, extra) {
+  // The answer's confidence badge, and the evidence it opens; none when the answer has no
+  // confidence (an old trace, an engine without one).
+  function showConfidence(conf) {
+    const panel = $("confidence-evidence");
+    panel.replaceChildren();
+    panel.hidden = true;
+    if (conf) $("answer-confidence").replaceChildren(confidenceBadge(conf, panel));
+    else $("answer-confidence").replaceChildren();
+  }
+
+  function showAnswer(text, citations, extra, confidence) {
     state.citations = citations;
+    showConfidence(confidence || null);
     renderAnswer($("answer"), text, citations, (mark, c) => {
       mark.addEventListener("mouseenter", () => showPopover(c, mark, false));
       mark.addEventListener("mouseleave", () => hidePopover(false));
@@ -198,7 +210,7 @@
     if (!a) { $("answer").replaceChildren(h("p", {class: "muted"}, "No answer in this trace.")); return; }
     const citations = a.citations.map((c) => normaliseCitation(c, state.model));
     showAnswer(a.text, citations, [["short answer", a.shortAnswer], ["derivation", a.derivation],
-      ["aggregate tier", a.tier ? GB.views.tierText(a.tier) : ""], ["citations", citations.length]]);
+      ["aggregate tier", a.tier ? GB.views.tierText(a.tier) : ""], ["citations", citations.length]], a.confidence);
   }
 
   // ---- a live question -----------------------------------------------------------------
@@ -271,7 +283,7 @@
         showAnswer(d.answer || "", citations, [["short answer", d.short_answer], ["answered by", d.answered_by],
           ["derivation", (p.derivation || []).join(" > ")],
           ["aggregate tier", p.aggregate_tier ? GB.views.tierText(p.aggregate_tier) : ""], ["citations", citations.length],
-          ["usage", d.usage ? d.usage.input_tokens + "↓ " + d.usage.output_tokens + "↑" : ""]]);
+          ["usage", d.usage ? d.usage.input_tokens + "↓ " + d.usage.output_tokens + "↑" : ""]], GB.confidenceOfAnswer(d));
         logEvent(name, citations.length + " citations");
         break;
       }

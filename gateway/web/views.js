@@ -1,6 +1,6 @@
 // The views of one trace: the step tree (runs nested under the step that called them), the
-// answer with its citation markers, the chunk table. Every untrusted text goes in through
-// textContent; elements are built detached and inserted once.
+// answer with its citation markers and its confidence badge, the chunk table. Every untrusted
+// text goes in through textContent; elements are built detached and inserted once.
 "use strict";
 (function (GB) {
   function h(tag, attrs, text) {
@@ -15,6 +15,7 @@
   const fmtNum = (v) => (v === null || v === undefined || Number.isNaN(v) ? "" : String(v));
   const fmtScore = (v) => (v === null || v === undefined || Number.isNaN(v) ? "" :
     Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(3));
+  const percent = (p) => Math.round(Math.max(0, Math.min(1, p)) * 100) + " %";
   const TIERS = {1: "authoritative", 2: "curated", 3: "extracted", 4: "inferred"};
   const tierText = (t) => (t ? t + " (" + (TIERS[t] || "?") + ")" : "");
 
@@ -39,8 +40,12 @@
         .filter(Boolean).join(", ");
       case "Focus": return [m.gb(u, "edgeCount") && m.gb(u, "edgeCount") + " edges kept",
         m.gb(u, "chunkCount") && m.gb(u, "chunkCount") + " chunks kept"].filter(Boolean).join(", ");
-      case "Synthesis": case "Conclusion": return clip(m.gb(u, "answerText"), 160) +
-        (m.gb(u, "terminationReason") ? " [" + m.gb(u, "terminationReason") + "]" : "");
+      case "Synthesis": case "Conclusion": {
+        const conf = m.confidence(u);
+        return clip(m.gb(u, "answerText"), 160) +
+          (m.gb(u, "terminationReason") ? " [" + m.gb(u, "terminationReason") + "]" : "") +
+          (conf ? " (" + (conf.abstained ? "withheld, " : "") + "confidence " + percent(conf.value) + ")" : "");
+      }
       case "Analysis": return "#" + m.gb(u, "iteration") + " " + clip(m.gb(u, "thought"), 120) +
         (step.toolUse ? " → " + m.gb(u, "action") + " " + clip(m.gb(u, "arguments"), 80) : "");
       case "Observation": return "#" + m.gb(u, "iteration") + " " + (m.gb(u, "toolStatus") === "error" ? "[error] " : "") +
@@ -243,6 +248,65 @@
     return card;
   }
 
+  // The answer's calibrated confidence (docs/confidence.md) as a disclosure button: its words and
+  // per cent in text (the band's colour only repeats the words), "withheld" when the answer was;
+  // it opens `panel`, filled with the evidence features behind the figure. conf is
+  // TraceModel.confidence()'s shape.
+  function confidenceBadge(conf, panel) {
+    const band = conf.abstained ? "withheld" : conf.words.replace(/[^a-z]+/g, "-");
+    const button = h("button", {type: "button", class: "confidence conf-" + band, "aria-expanded": "false",
+      "aria-controls": panel.id, "data-confidence": String(conf.value),
+      title: "the calibrated probability that the short answer is right: show the evidence behind it"});
+    button.appendChild(h("span", {class: "sr"}, "confidence: "));
+    button.appendChild(document.createTextNode((conf.abstained ? "withheld · " : "") + conf.words + " · " + percent(conf.value)));
+    button.appendChild(h("span", {class: "caret", "aria-hidden": "true"}, "▾"));
+    panel.replaceChildren(confidenceEvidence(conf));
+    panel.hidden = true;
+    button.addEventListener("click", () => {
+      const open = button.getAttribute("aria-expanded") !== "true";
+      button.setAttribute("aria-expanded", String(open));
+      panel.hidden = !open;
+    });
+    return button;
+  }
+
+  // The features behind a confidence, the strongest effect on the log-odds first, each marked
+  // raised or lowered in words, then the calibrator that weighed them.
+  function confidenceEvidence(conf) {
+    const box = document.createDocumentFragment();
+    box.appendChild(h("p", {class: "muted"}, "The calibrated probability that the short answer is right: " +
+      conf.value.toFixed(3) + (conf.abstained ? ". Below the floor asked for, so the answer was withheld: it says it does not know." : ".")));
+    if (conf.features.length) {
+      const table = h("table", {class: "list features"});
+      const head = h("tr");
+      for (const c of ["feature", "value", "effect on the log-odds"]) head.appendChild(h("th", null, c));
+      table.appendChild(h("thead")).appendChild(head);
+      const body = h("tbody");
+      for (const f of conf.features) {
+        const way = f.effect === null || f.effect === 0 ? "none" : f.effect > 0 ? "raised" : "lowered";
+        const tr = h("tr", {class: "feature effect-" + way, "data-feature": f.name,
+          "data-effect": f.effect === null ? "" : String(f.effect)});
+        tr.appendChild(h("td", {class: "mono"}, f.name));
+        tr.appendChild(h("td", null, f.value === null ? "" : Number.isInteger(f.value) ? String(f.value) : fmtScore(f.value)));
+        tr.appendChild(h("td", {class: "effect"}, way === "raised" ? "▲ raised +" + fmtScore(f.effect) :
+          way === "lowered" ? "▼ lowered −" + fmtScore(-f.effect) : f.effect === null ? "— not weighed" : "no effect"));
+        body.appendChild(tr);
+      }
+      table.appendChild(body);
+      box.appendChild(table);
+      if (conf.features.some((f) => f.effect === null)) {
+        box.appendChild(h("p", {class: "muted"}, "Not weighed: measured and recorded, but not a feature of this calibrator's fit."));
+      }
+    } else {
+      box.appendChild(h("p", {class: "muted"}, "No evidence features recorded."));
+    }
+    const cal = h("p", {class: "calibrator"});
+    cal.appendChild(h("b", null, "calibrator "));
+    cal.appendChild(h("span", {class: "mono"}, conf.calibrator || "(not named)"));
+    box.appendChild(cal);
+    return box;
+  }
+
   // The first rows are built with the view; the rest on demand, so a run that retrieved a
   // thousand chunks does not lay out a thousand rows before the page answers.
   const CHUNK_FIRST = 40, CHUNK_MAX = 2000;
@@ -282,5 +346,6 @@
     more.onclick = () => { tbody.appendChild(fill(first, all)); more.hidden = true; };
   }
 
-  GB.views = {h, clip, fmtScore, tierText, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks};
+  GB.views = {h, clip, fmtScore, tierText, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks,
+    confidenceBadge};
 })(window.GB = window.GB || {});

@@ -130,6 +130,78 @@ test("model: the query's answer borrows the sub-run's citations, resolved to the
   assert.equal(m.keptEdges().length, 1);
 });
 
+// The confidence a concluding step states (schema/explain_builder.cpp): gb:answerConfidence,
+// gb:calibrator, gb:abstained when withheld, and one gb:EvidenceFeature per feature, `effect`
+// null for one the calibrator did not use.
+function confidenceTriples(step, value, features, abstained) {
+  const out = [triple(step, GBNS + "answerConfidence", lit(value, "double")),
+    triple(step, GBNS + "calibrator", lit("2026-11-30/graph-rag"))];
+  if (abstained) out.push(triple(step, GBNS + "abstained", lit("true", "boolean")));
+  features.forEach(([name, v, effect], i) => {
+    const f = step + ":feature:" + i;
+    out.push(triple(step, GBNS + "evidenceFeature", iri(f)), triple(f, RDF + "type", iri(PROV + "Entity")),
+      triple(f, RDF + "type", iri(GBNS + "EvidenceFeature")), triple(f, GBNS + "featureName", lit(name)),
+      triple(f, GBNS + "featureValue", lit(v, "double")));
+    if (effect !== null) out.push(triple(f, GBNS + "featureEffect", lit(effect, "double")));
+  });
+  return out;
+}
+const FEATURES = [["answered", 1, null], ["path_hops", 2, -0.31], ["margin", 0.2296, 0.8412], ["competitors", 2.3026, 0.05],
+  ["seed_match", 1, null]];
+
+test("model: the answer's confidence, its calibrator and its features, the strongest effect first", () => {
+  const {show, q, r} = routedTrace();
+  // The routed query's Conclusion states the winner's confidence; the sub-run's Synthesis its own.
+  show.events[2].triples.push(...confidenceTriples(q + "conclusion", "0.8237", FEATURES, false));
+  show.subtraces[0].events[2].triples.push(...confidenceTriples(r + "synthesis", "0.5", [], false));
+  const m = new GB.TraceModel();
+  m.addStored(show, null);
+  const c = m.answer().confidence;
+  assert.ok(c, "the answer has a confidence");
+  assert.equal(c.value, 0.8237, "the Conclusion's own gb:answerConfidence, not the sub-run's");
+  assert.equal(c.words, "likely");
+  assert.equal(c.calibrator, "2026-11-30/graph-rag");
+  assert.equal(c.abstained, false);
+  assert.deepEqual([...c.features.map((f) => f.name)], ["margin", "path_hops", "competitors", "answered", "seed_match"],
+    "sorted by |effect|, the unused ones last in the engine's order");
+  assert.deepEqual({...c.features[0]}, {uri: q + "conclusion:feature:2", name: "margin", value: 0.2296, effect: 0.8412});
+  assert.equal(c.features[1].effect, -0.31);
+  assert.equal(c.features[3].effect, null);
+  assert.equal(m.confidence(r + "synthesis").value, 0.5);
+  assert.equal(m.confidence(r + "synthesis").features.length, 0);
+});
+
+test("model: a withheld answer says so; a trace without a confidence has none", () => {
+  const {show, q} = routedTrace();
+  let m = new GB.TraceModel();
+  m.addStored(show, null);
+  assert.equal(m.answer().confidence, null, "an old trace: no confidence, no badge");
+  show.events[2].triples.push(...confidenceTriples(q + "conclusion", "0.18", [["margin", 0.01, -1.2]], true));
+  m = new GB.TraceModel();
+  m.addStored(show, null);
+  const c = m.answer().confidence;
+  assert.equal(c.abstained, true);
+  assert.equal(c.value, 0.18);
+  assert.equal(c.words, "unlikely");
+  assert.deepEqual(["very likely", "likely", "uncertain", "unlikely"], [0.9, 0.7, 0.4, 0.3999].map(GB.confidenceWords));
+});
+
+test("model: the confidence of the gateway's answer JSON (answer.done) in the trace's shape", () => {
+  const c = GB.confidenceOfAnswer({confidence: 0.9745, confidence_words: "very likely", calibrator: "2026-11-30/graph-rag",
+    abstained: false, evidence: [{name: "answered", value: 1}, {name: "margin", value: 0.2296, effect: 0.1723},
+      {name: "hop_excess", value: 1, effect: -0.5}, {value: 3}, null]});
+  assert.equal(c.value, 0.9745);
+  assert.equal(c.words, "very likely");
+  assert.equal(c.calibrator, "2026-11-30/graph-rag");
+  assert.equal(c.abstained, false);
+  assert.deepEqual([...c.features.map((f) => [f.name, f.effect])], [["hop_excess", -0.5], ["margin", 0.1723], ["answered", null]],
+    "a feature without a name is left out");
+  assert.equal(GB.confidenceOfAnswer({confidence: null, evidence: [{name: "answered", value: 1}]}), null,
+    "an engine without a confidence: none");
+  assert.equal(GB.confidenceOfAnswer({confidence: 0.3, abstained: true}).words, "unlikely", "words from the figure when the answer gives none");
+  assert.equal(GB.confidenceOfAnswer({confidence: 0.3, abstained: true}).abstained, true);
+});
+
 test("model: live messages in any order, a redelivered one adds nothing", () => {
   const m = new GB.TraceModel();
   const body = (seq, id, triples, extra) => Object.assign({message_type: "explain", session: "urn:glassbox:s:question", seq,

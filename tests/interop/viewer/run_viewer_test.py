@@ -7,8 +7,9 @@ path: GBW01 workers written here (glassbox_up.ExplainWorker) answer one request 
 graph-RAG shaped trace (Question, Grounding, an Exploration of 250 retrieved chunks, a Focus of 450
 kept edges, a Synthesis with citations), one with an agent shaped trace of 922 steps; the broker spools
 them and the trace collector stores them like any other. Then viewer_test.mjs (puppeteer-core driving
-Debian's chromium) asks questions in the page, follows a citation, opens the stored trace and the
-synthetic ones from the list (render bounded to 300 ms), opens a question from the list while it runs
+Debian's chromium) asks questions in the page, follows a citation, opens the stored trace (its
+confidence badge checked against the trace's gb:answerConfidence, its evidence features opened) and
+the synthetic ones from the list (render bounded to 300 ms), opens a question from the list while it runs
 (its live tail), stops one from the page, and saves screenshots under --workdir/screenshots. The
 extractive model waits LLM_DELAY_MS before each answer, so that a question runs for seconds.
 

@@ -1,6 +1,7 @@
 // Drives the trace viewer (gateway/web/) in headless Chromium against a running gateway:
 // asks a question and watches its steps arrive before the answer, opens a citation's source,
-// opens the stored trace from the list, checks the RDF download, opens a running question from
+// opens the stored trace from the list, checks the answer's confidence badge against the trace
+// and opens the evidence features behind it, checks the RDF download, opens a running question from
 // the list and follows its live tail to the end, stops a question with Stop, and opens a
 // 10,000-triple trace, bounding its render time. run_viewer_test.py starts the pipeline (with a
 // model that takes its time) and calls this.
@@ -92,6 +93,12 @@ try {
     kept: document.querySelectorAll("svg.graph .edge.kept").length}));
   check(liveGraph.explored > 0 && liveGraph.kept > 0, "the live view draws the explored subgraph: explored edges grey, kept ones highlighted",
     liveGraph.kept + " kept, " + liveGraph.explored + " explored");
+  const liveBadge = await page.evaluate(() => {
+    const b = document.querySelector("#answer-confidence button.confidence");
+    return b ? {text: b.textContent, value: b.dataset.confidence} : null;
+  });
+  check(liveBadge !== null && /\b\d{1,3} %/.test(liveBadge.text), "the live answer shows its confidence badge",
+    liveBadge && liveBadge.text);
   await page.screenshot({path: join(args.shots, "1-live-answer.png"), fullPage: true});
 
   // ---- a citation opens its source ----
@@ -144,6 +151,7 @@ try {
   const triples = await page.evaluate(() => document.querySelectorAll("#steps details.step[open] table.triples tr").length);
   check(triples > 1, "an opened step lists its triples", triples);
   await page.screenshot({path: join(args.shots, "3-stored-trace.png"), fullPage: true});
+  await confidenceBadge(page, asked, liveBadge);
 
   // ---- its RDF downloads ----
   const rdf = await page.evaluate(async () => {
@@ -212,6 +220,8 @@ try {
     check(!safe.injected && safe.img === 0 && safe.title.includes("<img"), "markup in a trace is shown as text, never run", safe.title);
     check(safe.edges > 0, "the synthetic trace's kept edges are drawn", safe.edges + " (of " + big.triples + " triples)");
     check(safe.chunks > 0, "the synthetic trace's chunks are listed", safe.chunks);
+    const badges = await page.evaluate(() => document.querySelectorAll("#answer-confidence button").length);
+    check(badges === 0, "a trace whose answer states no confidence shows no confidence badge", badges);
     await page.screenshot({path: join(args.shots, "4-synthetic-10k.png"), fullPage: false});
   }
   // ... and an agent shape (about a thousand steps): the first rows within the bound, the rest after.
@@ -352,6 +362,79 @@ async function stopQuestion(page, question) {
     return tr && tr.classList.contains("status-error"); }, {timeout: 20000}, page1.trace);
   check(true, "the trace list shows the stopped trace as an error");
   await page.screenshot({path: join(args.shots, "9-stopped.png"), fullPage: true});
+}
+
+// The stored trace's confidence badge says what the trace's concluding step states
+// (gb:answerConfidence, read here from the API's JSON, not through the page's model) and what the
+// live answer said; clicked, it lists every gb:EvidenceFeature by name, the strongest effect
+// first, with the calibrator; Enter (the keyboard) closes it again.
+async function confidenceBadge(page, session, liveBadge) {
+  const trace = await page.evaluate(async (s) => {
+    const show = await (await fetch("/api/v1/traces/" + encodeURIComponent(s))).json();
+    const G = "https://glassbox.dev/ns#";
+    const value = (t) => (t.i !== undefined ? t.i : t.v);
+    const props = new Map();
+    for (const ev of show.events) {
+      for (const t of ev.triples) {
+        const key = value(t.s) + " " + value(t.p);
+        if (!props.has(key)) props.set(key, []);
+        props.get(key).push(value(t.o));
+      }
+    }
+    const one = (s, p) => (props.get(s + " " + G + p) || [])[0];
+    const stating = [...new Set(show.events.flatMap((ev) => ev.triples).filter((t) => value(t.p) === G + "answerConfidence")
+      .map((t) => value(t.s)))];
+    if (stating.length !== 1) return {stating};
+    const step = stating[0];
+    const features = (props.get(step + " " + G + "evidenceFeature") || []).map((f) => ({name: one(f, "featureName"),
+      effect: one(f, "featureEffect") === undefined ? null : Number(one(f, "featureEffect"))}));
+    return {stating, step, value: Number(one(step, "answerConfidence")), calibrator: one(step, "calibrator") || "",
+      abstained: one(step, "abstained") === "true", features};
+  }, session);
+  if (!check(trace.stating.length === 1, "the trace's run states one gb:answerConfidence", trace.stating.join(", "))) return;
+  const badge = await page.evaluate(() => {
+    const b = document.querySelector("#answer-confidence button.confidence");
+    return b ? {text: b.textContent, value: b.dataset.confidence, expanded: b.getAttribute("aria-expanded"),
+      controls: b.getAttribute("aria-controls"), panelHidden: document.getElementById("confidence-evidence").hidden} : null;
+  });
+  if (!check(badge !== null, "the stored trace shows a confidence badge")) return;
+  const pct = Math.round(trace.value * 100);
+  const words = trace.value >= 0.9 ? "very likely" : trace.value >= 0.7 ? "likely" : trace.value >= 0.4 ? "uncertain" : "unlikely";
+  const shown = /(\d{1,3}) %/.exec(badge.text);
+  check(shown && Number(shown[1]) === pct && Number(badge.value) === trace.value,
+    "the badge's percentage is the trace's gb:answerConfidence", badge.text + " vs " + trace.value);
+  const expected = (trace.abstained ? "withheld · " : "") + words + " · " + pct + " %";
+  check(badge.text.includes(": " + expected), "the badge says the confidence in words and per cent (withheld only when abstained)",
+    JSON.stringify(badge.text) + ", expected " + JSON.stringify(expected));
+  check(liveBadge && liveBadge.value === badge.value, "the live answer's badge (answer.done) said the same",
+    (liveBadge && liveBadge.text) + " / " + badge.text);
+  check(badge.expanded === "false" && badge.panelHidden && badge.controls === "confidence-evidence",
+    "the badge starts closed: aria-expanded false, its evidence hidden");
+  await page.click("#answer-confidence button.confidence");
+  await page.waitForSelector("#confidence-evidence:not([hidden]) tr.feature", {visible: true, timeout: 5000});
+  const open = await page.evaluate(() => ({
+    expanded: document.querySelector("#answer-confidence button.confidence").getAttribute("aria-expanded"),
+    rows: [...document.querySelectorAll("#confidence-evidence tr.feature")].map((tr) => ({name: tr.dataset.feature,
+      effect: tr.dataset.effect === "" ? null : Number(tr.dataset.effect), text: tr.querySelector("td.effect").textContent})),
+    calibrator: (document.querySelector("#confidence-evidence .calibrator") || {}).textContent || "",
+  }));
+  check(open.expanded === "true", "clicked, the badge is expanded (aria-expanded true)");
+  const names = (list) => list.map((f) => f.name).sort().join(", ");
+  check(trace.features.length > 0 && names(open.rows) === names(trace.features),
+    "the evidence lists the trace's gb:EvidenceFeatures by name", open.rows.length + " rows: " + names(open.rows));
+  const weights = open.rows.map((r) => (r.effect === null ? -1 : Math.abs(r.effect)));
+  check(weights.every((w, i) => i === 0 || weights[i - 1] >= w) && trace.features.every((f) =>
+    open.rows.some((r) => r.name === f.name && r.effect === f.effect)), "the features are sorted by |effect|, each with its effect",
+  open.rows.map((r) => r.name + "=" + r.effect).join(", "));
+  check(open.rows.every((r) => (r.effect > 0 ? /raised/.test(r.text) : r.effect < 0 ? /lowered/.test(r.text) : !/raised|lowered/.test(r.text))),
+    "each feature says in words whether it raised or lowered the confidence", open.rows.map((r) => r.text).join(" | "));
+  check(trace.calibrator !== "" && open.calibrator.includes(trace.calibrator), "the evidence names the calibrator", open.calibrator);
+  await page.screenshot({path: join(args.shots, "3b-confidence.png"), fullPage: false});
+  await page.focus("#answer-confidence button.confidence");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#confidence-evidence", {hidden: true, timeout: 5000});
+  const closed = await page.evaluate(() => document.querySelector("#answer-confidence button.confidence").getAttribute("aria-expanded"));
+  check(closed === "false", "Enter on the focused badge closes the evidence again", closed);
 }
 
 // Polls `probe` until it returns something truthy, `ms` at most; throws naming `what` after that.
