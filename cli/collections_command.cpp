@@ -1,5 +1,5 @@
-// `glassbox collections list|show|delete`: the collections of the knowledge store as things a
-// user manages (docs/collections.md), through the `store` service.
+// `glassbox collections list|show|create|set|delete`: the collections of the knowledge store as
+// things a user manages (docs/collections.md), through the `store` service.
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +18,7 @@
 #include "cli/render/render_text.hpp"
 #include "cli/render/table_render.hpp"
 #include "cli/store_stats_table.hpp"
+#include "schema/freshness.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
 
@@ -40,16 +41,17 @@ struct ListOptions {
 };
 
 void print_table(const schema::CollectionList& list) {
-    std::vector<render::TableRow> rows{
-        {"Collections", {}},
-        {"",
-         {"facts", "entities", "documents", "chunks", "vectors", "bytes on disk", "last loaded"}}};
+    std::vector<render::TableRow> rows{{"Collections", {}},
+                                       {"",
+                                        {"facts", "entities", "documents", "chunks", "vectors",
+                                         "bytes on disk", "last loaded", "max age", "stale"}}};
     for (const auto& c : list.collections) {
-        rows.push_back(
-            {c.collection,
-             {with_commas(c.facts), with_commas(c.entities), with_commas(c.documents),
-              with_commas(c.chunks), with_commas(c.entity_vectors + c.chunk_vectors),
-              with_commas(c.bytes_on_disk), c.last_loaded.empty() ? "-" : c.last_loaded}});
+        rows.push_back({c.collection,
+                        {with_commas(c.facts), with_commas(c.entities), with_commas(c.documents),
+                         with_commas(c.chunks), with_commas(c.entity_vectors + c.chunk_vectors),
+                         with_commas(c.bytes_on_disk), c.last_loaded.empty() ? "-" : c.last_loaded,
+                         c.max_age.empty() ? "-" : c.max_age,
+                         c.max_age.empty() ? "-" : with_commas(c.stale_sources)}});
     }
     std::cout << render::render_rows(rows);
 }
@@ -91,6 +93,39 @@ void run_show(const ShowOptions& options) {
         return;
     }
     std::cout << render::render_rows(store_stats_rows(stats)) << std::flush;
+}
+
+// ---- create, set ----------------------------------------------------------------------------
+
+struct SetOptions {
+    ClientOptions client;
+    std::string name;
+    std::string max_age;  // a duration, "none", or "" (create without one)
+    bool create = false;
+};
+
+// The duration is checked here first (InvalidRequest, exit 2, nothing sent); the store checks it
+// again.
+void run_set(const SetOptions& options) {
+    if (!options.max_age.empty() && options.max_age != "none") {
+        if (auto age = schema::parse_max_age(options.max_age); !age) exit_with_error(age.error());
+    }
+    json body =
+        schema::encode(schema::CollectionSetRequest{options.name, options.max_age, options.create});
+    body["op"] = "collection-set";
+    const json reply = store_call(options.client, body);
+    if (options.client.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    const auto summary = decoded_or_exit<schema::CollectionSummary>(reply);
+    std::cout << "collection \"" << escape_controls(summary.collection, false) << "\": ";
+    if (summary.max_age.empty()) {
+        std::cout << "no revalidation age" << std::endl;
+        return;
+    }
+    std::cout << "max age " << summary.max_age << ", " << with_commas(summary.stale_sources)
+              << (summary.stale_sources == 1 ? " source" : " sources") << " past it" << std::endl;
 }
 
 // ---- delete ---------------------------------------------------------------------------------
@@ -160,7 +195,8 @@ void add_collections_command(CLI::App& app) {
     using namespace collections;  // NOLINT(google-build-using-namespace): this file's own helpers
     auto* collections = app.add_subcommand(
         "collections",
-        "The knowledge store's collections: list them, show one's counts, delete one");
+        "The knowledge store's collections: list them, show one's counts, create one, set its "
+        "revalidation age, delete one");
     collections->require_subcommand(1);
 
     auto [list_cmd, list] = add_command<ListOptions>(
@@ -173,6 +209,25 @@ void add_collections_command(CLI::App& app) {
         "One collection's counts, with facts, documents and chunks per data tier", run_show);
     show_cmd->add_option("name", show->name, "The collection")->required();
     add_client_options(*show_cmd, show->client);
+
+    auto [create_cmd, create] = add_command<SetOptions>(
+        *collections, "create",
+        "Create an empty collection (a load creates one too), with --max-age its revalidation age",
+        run_set);
+    create->create = true;
+    create_cmd->add_option("name", create->name, "The collection")->required();
+    create_cmd->add_option("--max-age", create->max_age,
+                           "Revalidation age: a source older than this is stale (90d, 12h, 2w)");
+    add_client_options(*create_cmd, create->client);
+
+    auto [set_cmd, set] = add_command<SetOptions>(
+        *collections, "set", "Set an existing collection's revalidation age (--max-age)", run_set);
+    set_cmd->add_option("name", set->name, "The collection")->required();
+    set_cmd
+        ->add_option("--max-age", set->max_age,
+                     "Revalidation age (90d, 12h, 2w: 1-9 digits then s, m, h, d or w), or none")
+        ->required();
+    add_client_options(*set_cmd, set->client);
 
     auto [delete_cmd, remove] = add_command<DeleteOptions>(
         *collections, "delete",

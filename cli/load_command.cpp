@@ -163,6 +163,9 @@ void add_load_command(CLI::App& app) {
                      "Characters repeated from the previous chunk, about")
         ->capture_default_str()
         ->check(CLI::Range(0, 999'999));
+    docs_cmd->add_option("--date", docs->settings.date,
+                         "The documents' own date (2024-03-01 or an xsd:dateTime): their "
+                         "freshness is judged from it, not from when they were loaded");
     add_common(*docs_cmd, *docs);
     docs_cmd->callback([docs] {
         docs->settings.collection = settings().text("client.collection");

@@ -204,17 +204,49 @@ struct StatsOptions {
     std::string collection;
 };
 
+// Every collection past its revalidation age: one with a max_age and sources older than it.
+std::vector<schema::CollectionSummary> stale_collections(const ClientOptions& client) {
+    const auto list = decoded_or_exit<schema::CollectionList>(
+        call_for_object(client, schema::services::kStore, json{{"op", "collections"}}));
+    std::vector<schema::CollectionSummary> stale;
+    for (const auto& c : list.collections) {
+        if (!c.max_age.empty() && c.stale_sources > 0) stale.push_back(c);
+    }
+    return stale;
+}
+
 void run_stats(const StatsOptions& options) {
     json body = schema::encode(schema::StoreStatsRequest{options.collection});
     body["op"] = "stats";
     auto stats = schema::decode<schema::StoreStats>(
         call_or_exit(options.client, schema::services::kStore, body).back());
     if (!stats) exit_with_error(stats.error());
+    const auto stale = stale_collections(options.client);
     if (options.client.json) {
-        std::cout << dump_json(schema::encode(*stats)) << std::endl;
+        json out = schema::encode(*stats);
+        out["stale_collections"] = json::array();
+        for (const auto& c : stale) {
+            out["stale_collections"].push_back(json{{"collection", c.collection},
+                                                    {"max_age", c.max_age},
+                                                    {"stale_sources", c.stale_sources}});
+        }
+        std::cout << dump_json(out) << std::endl;
         return;
     }
-    std::cout << render::render_rows(store_stats_rows(*stats)) << std::flush;
+    auto rows = store_stats_rows(*stats);
+    // Under Freshness when there is none; else a section of their own, one row each.
+    if (stale.empty()) {
+        rows.push_back({"stale collections", {"none"}});
+    } else {
+        rows.push_back({"Stale collections", {}});
+    }
+    for (const auto& c : stale) {
+        rows.push_back(
+            {c.collection,
+             {with_commas(c.stale_sources) + (c.stale_sources == 1 ? " source" : " sources") +
+              " past max age " + c.max_age}});
+    }
+    std::cout << render::render_rows(rows) << std::flush;
 }
 
 }  // namespace

@@ -64,6 +64,10 @@ std::vector<render::TableRow> store_stats_rows(const schema::StoreStats& stats) 
         {"bytes on disk",
          {with_commas(stats.bytes_on_disk) + " (" + human_bytes(stats.bytes_on_disk) + ")"}});
     rows.push_back({"last loaded", {stats.last_loaded.empty() ? "-" : stats.last_loaded}});
+    rows.push_back({"Freshness", {}});
+    rows.push_back({"max age", {stats.max_age.empty() ? "-" : stats.max_age}});
+    rows.push_back(
+        {"stale sources", {stats.max_age.empty() ? "-" : with_commas(stats.stale_sources)}});
     return rows;
 }
 

@@ -11,8 +11,10 @@
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
 #include "loader/document_reader.hpp"
+#include "loader/source_date.hpp"
 #include "schema/collection_name.hpp"
 #include "schema/explain_uris.hpp"
+#include "schema/freshness.hpp"
 #include "schema/indexed_quads.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/services.hpp"
@@ -319,6 +321,12 @@ Result<void> check_settings(const LoadSettings& settings) {
 // check_settings() and the chunking bounds of a documents load.
 Result<void> check_docs_settings(const LoadSettings& settings) {
     if (auto checked = check_settings(settings); !checked) return checked.error();
+    if (!settings.date.empty() && !schema::parse_source_date_ms(settings.date)) {
+        return make_error(ErrorType::kInvalidRequest,
+                          "--date \"" + settings.date +
+                              "\" is neither a date (2024-03-01) nor an xsd:dateTime "
+                              "(2024-03-01T12:00:00Z)");
+    }
     if (settings.chunk_size == 0 || settings.overlap >= settings.chunk_size) {
         return make_error(ErrorType::kInvalidRequest,
                           "--overlap must be less than --chunk-size (and "
@@ -369,6 +377,43 @@ schema::SourceInfo rdf_source(const LoadSettings& settings, const fs::path& path
                               now_datetime()};
 }
 
+// The IRI the reader resolves a file's relative IRIs against when it is given none.
+std::string file_base_iri(const fs::path& path) {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(path, ec);
+    return loader::file_uri(ec ? path : absolute.lexically_normal());
+}
+
+// A file's source as its batches carry it. Its own date is found as the file is read: the
+// batches from the one that states it on carry it (the store keeps it for the whole file).
+class FileSource {
+public:
+    FileSource(const LoadSettings& settings, const fs::path& path,
+               const loader::RdfReadOptions& read, const std::string& load)
+        : settings_(settings),
+          load_(load),
+          source_(rdf_source(settings, path, read)),
+          dated_({source_.uri, read.base_iri.empty() ? file_base_iri(path) : read.base_iri}),
+          prefix_(load_body_prefix(settings, source_, load)) {}
+
+    // load_body_prefix() of the batch, with the date this batch or an earlier one stated.
+    const std::string& prefix_for(std::span<const schema::Triple> batch) {
+        dated_.scan(batch);
+        if (dated_.date() != source_.date) {
+            source_.date = dated_.date();
+            prefix_ = load_body_prefix(settings_, source_, load_);
+        }
+        return prefix_;
+    }
+
+private:
+    const LoadSettings& settings_;
+    const std::string& load_;
+    schema::SourceInfo source_;
+    loader::SourceDateFinder dated_;
+    std::string prefix_;
+};
+
 // load-commit of a staged load: what it added and found present go into `totals`.
 Result<void> commit_load(Pipeline& pipeline, const LoadSettings& settings, const std::string& load,
                          std::uint64_t staged, LoadTotals& totals, LoadObserver& observer) {
@@ -413,18 +458,18 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
     };
     for (const auto& path : files) {
         const auto read = *rdf_options(settings, path);
-        const schema::SourceInfo source = rdf_source(settings, path, read);
+        FileSource file(settings, path, read, load);
         auto progress =
             observer.stage(base::printable_utf8(path.filename().string()), "statements", 0);
         std::uint64_t sent = 0;
         std::uint64_t bytes_read = 0;
         std::uint64_t bytes_total = 0;
-        const std::string prefix = load_body_prefix(settings, source, load);
         BatchBuffers buffers;
         auto result = loader::read_rdf(
             path, read,
             [&](std::span<const schema::Triple> batch) -> Result<void> {
-                if (auto r = send_batch(pipeline, prefix, batch, buffers); !r) return r;
+                if (auto r = send_batch(pipeline, file.prefix_for(batch), batch, buffers); !r)
+                    return r;
                 sent += batch.size();
                 staged += batch.size();
                 // The total, estimated from the share of the file read so far.
@@ -515,6 +560,7 @@ schema::DocumentLoad document_load(loader::ReadDocument&& doc,
     load.source =
         schema::SourceInfo{doc.uri, named ? doc.path.filename().string() : doc.path.string(),
                            doc.media_type, settings.tier, loaded_at};
+    load.source.date = settings.date;
     for (std::size_t i = 0; i < spans.size(); ++i) {
         const auto& span = spans[i];
         load.chunks.push_back(

@@ -34,6 +34,9 @@ struct LoadSettings {
     // docs
     std::size_t chunk_size = loader::kDefaultChunkSize;
     std::size_t overlap = loader::kDefaultChunkOverlap;
+    // The documents' own date (xsd:date or xsd:dateTime; "" none), recorded beside loaded_at:
+    // their freshness is judged from it (docs/knowledge.md §3).
+    std::string date;
     // Each store request's deadline (indexing and the commit get at least 10 minutes).
     std::chrono::milliseconds timeout{120'000};
     // The IRI the file loaded is known by instead of its `file:` URI (the gateway's uploads,

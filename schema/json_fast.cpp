@@ -370,10 +370,13 @@ std::string encode_text(const FactSourcesResponse& m) {
                      append_array(o, list, [](std::string& o2, const FactSource& source) {
                          // Keys in the tree encoder's (sorted) order; no document, no key.
                          ObjectWriter object(o2);
+                         if (source.date) object.string("date", *source.date);
                          if (source.document) object.string("document", *source.document);
                          object.string("kind", source.kind);
                          object.string("loaded_at", source.loaded_at);
+                         if (source.max_age) object.string("max_age", *source.max_age);
                          object.string("source", source.source);
+                         if (source.stale) object.boolean("stale", *source.stale);
                          object.uint("tier", source.tier);
                      });
                  });
@@ -490,9 +493,12 @@ std::string encode_text(const RagResponse& m) {
                          if (c.char_end) cited.uint("char_end", *c.char_end);
                          if (c.char_offset) cited.uint("char_offset", *c.char_offset);
                          cited.string("chunk", c.chunk);
+                         if (c.date) cited.string("date", *c.date);
                          cited.string("document", c.document);
                          cited.string("id", c.id);
                          cited.string("kind", c.kind);
+                         if (c.loaded_at) cited.string("loaded_at", *c.loaded_at);
+                         if (c.max_age) cited.string("max_age", *c.max_age);
                          cited.uint("n", c.n);
                          cited.string("selection", c.selection);
                          append_array(cited.key("spans"), c.spans,
@@ -501,6 +507,7 @@ std::string encode_text(const RagResponse& m) {
                                           written.uint("end", span.end);
                                           written.uint("start", span.start);
                                       });
+                         if (c.stale) cited.boolean("stale", *c.stale);
                          cited.string("text", c.text);
                          cited.uint("tier", c.tier);
                          cited.string("title", c.title);
@@ -725,15 +732,33 @@ bool read_match(JsonCursor& r, EntityMatch& out) {
 
 // One source of a fact in any key order; a null (or any other odd value) is the slow path's.
 bool read_fact_source(JsonCursor& r, FactSource& out, std::string& scratch) {
-    enum : unsigned { kSource = 1, kKind = 2, kDocument = 4, kTier = 8, kLoadedAt = 16 };
+    enum : unsigned {
+        kSource = 1,
+        kKind = 2,
+        kDocument = 4,
+        kTier = 8,
+        kLoadedAt = 16,
+        kDate = 32,
+        kMaxAge = 64,
+        kStale = 128
+    };
     JsonKeys keys;
+    const auto optional_string = [&](unsigned bit, std::optional<std::string>& field) {
+        if (!keys.first(bit) || !r.string(scratch)) return false;
+        field = scratch;
+        return true;
+    };
     return r.object([&](std::string_view key) {
         if (key == "source") return keys.first(kSource) && r.string(out.source);
         if (key == "kind") return keys.first(kKind) && r.string(out.kind);
         if (key == "loaded_at") return keys.first(kLoadedAt) && r.string(out.loaded_at);
-        if (key == "document") {
-            if (!keys.first(kDocument) || !r.string(scratch)) return false;
-            out.document = scratch;
+        if (key == "document") return optional_string(kDocument, out.document);
+        if (key == "date") return optional_string(kDate, out.date);
+        if (key == "max_age") return optional_string(kMaxAge, out.max_age);
+        if (key == "stale") {
+            bool stale = false;
+            if (!keys.first(kStale) || !r.boolean(stale)) return false;
+            out.stale = stale;
             return true;
         }
         if (key == "tier") {

@@ -104,6 +104,9 @@ struct AgentRequest {
     bool streaming = false;
     std::optional<std::string> parent_uri;
     std::vector<std::string> tools;  // a subset of the worker's tools by name; empty: all
+    // Below this calibrated confidence the answer says it does not know (docs/confidence.md);
+    // absent: the worker's agent.min_confidence.
+    std::optional<double> min_confidence;
     bool operator==(const AgentRequest&) const = default;
 };
 
@@ -162,6 +165,13 @@ struct RagCitation {
     std::uint32_t tier = 0;         // data tier (1..4; 0: not known)
     std::string text;               // the cited fact ("s p o", labels) or sentence
     std::vector<AnswerSpan> spans;  // where the answer cites it
+    // Freshness (docs/knowledge.md §3): when the source was loaded, its own date when known,
+    // and, when its collection declares a revalidation age (`max_age`, "90d"), that age and
+    // whether the source is past it.
+    std::optional<std::string> loaded_at{};
+    std::optional<std::string> date{};
+    std::optional<std::string> max_age{};
+    std::optional<bool> stale{};
     bool operator==(const RagCitation&) const = default;
 };
 
@@ -327,6 +337,11 @@ struct Chunk {
     std::uint32_t ordinal = 0;  // its place in the document, from 0
     std::string document_title;
     std::uint32_t tier = 0;  // the document's data tier (1..4; 0: not known)
+    // The document's freshness, as FactSource's (absent from a store that does not say).
+    std::optional<std::string> loaded_at{};
+    std::optional<std::string> date{};
+    std::optional<std::string> max_age{};
+    std::optional<bool> stale{};
     bool operator==(const Chunk&) const = default;
 };
 
@@ -352,6 +367,9 @@ struct SourceInfo {
     std::string media_type;  // "application/n-triples", "text/markdown", …
     std::uint32_t tier = 0;  // 0: kDefaultTier
     std::string loaded_at;   // xsd:dateTime; empty: the store's clock
+    // The source's own date (xsd:date or xsd:dateTime: when it was made or last changed, as the
+    // source itself says); empty: not known.
+    std::string date{};
     bool operator==(const SourceInfo&) const = default;
 };
 
@@ -431,6 +449,11 @@ struct FactSource {
     std::optional<std::string> document;  // a chunk's document
     std::uint32_t tier = 0;
     std::string loaded_at;
+    std::optional<std::string> date{};  // the source's own date, when known
+    // The collection's revalidation age ("90d") when it declares one, and whether the source is
+    // past it (its own date, else loaded_at, older than max_age) when the store answered.
+    std::optional<std::string> max_age{};
+    std::optional<bool> stale{};
     bool operator==(const FactSource&) const = default;
 };
 
@@ -488,6 +511,10 @@ struct StoreStats {
     std::map<std::string, std::uint64_t> documents_per_tier;
     std::map<std::string, std::uint64_t> chunks_per_tier;
     std::string last_loaded;
+    // The collection's revalidation age ("" when it declares none) and how many of its sources
+    // (files and documents) are past it.
+    std::string max_age;
+    std::uint64_t stale_sources = 0;
     bool operator==(const StoreStats&) const = default;
 };
 
@@ -504,7 +531,9 @@ struct CollectionSummary {
     std::uint64_t entity_vectors = 0;
     std::uint64_t chunk_vectors = 0;
     std::uint64_t bytes_on_disk = 0;
-    std::string last_loaded;  // xsd:dateTime, "" when not known
+    std::string last_loaded;          // xsd:dateTime, "" when not known
+    std::string max_age;              // the revalidation age ("90d"), "" when none is declared
+    std::uint64_t stale_sources = 0;  // sources (files, documents) past max_age
     bool operator==(const CollectionSummary&) const = default;
 };
 
@@ -517,6 +546,16 @@ struct CollectionList {
 struct CollectionDeleteRequest {
     std::string collection;  // required: no default collection is deleted by omission
     bool operator==(const CollectionDeleteRequest&) const = default;
+};
+
+// `collection-set` (CollectionSetRequest -> CollectionSummary): declares a collection's
+// revalidation age. `max_age` is a duration ("90d", "12h", "2w"), "none" to remove it, or "" to
+// leave it as it is; `create` makes the collection when it does not exist (else NotFound).
+struct CollectionSetRequest {
+    std::string collection;
+    std::string max_age;
+    bool create = false;
+    bool operator==(const CollectionSetRequest&) const = default;
 };
 
 struct CollectionDeleted {
@@ -623,6 +662,7 @@ nlohmann::json encode(const StoreStats& m);
 nlohmann::json encode(const CollectionSummary& m);
 nlohmann::json encode(const CollectionList& m);
 nlohmann::json encode(const CollectionDeleteRequest& m);
+nlohmann::json encode(const CollectionSetRequest& m);
 nlohmann::json encode(const CollectionDeleted& m);
 nlohmann::json encode(const LlmRequest& m);
 nlohmann::json encode(const LlmResponse& m);

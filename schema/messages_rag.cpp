@@ -65,6 +65,7 @@ struct FieldList<AgentRequest> {
         field("streaming", &T::streaming),
         iri_field("parent_uri", &T::parent_uri),
         field("tools", &T::tools),
+        field("min_confidence", &T::min_confidence),
     };
 };
 
@@ -100,6 +101,10 @@ struct FieldList<RagCitation> {
         field("tier", &T::tier),
         field("text", &T::text),
         field("spans", &T::spans),
+        field("loaded_at", &T::loaded_at),
+        field("date", &T::date),
+        field("max_age", &T::max_age),
+        field("stale", &T::stale),
     };
 };
 

@@ -44,11 +44,13 @@ GLASSBOX_FIELDS(ChunkFetchRequest, field("chunk_ids", &T::chunk_ids),
 GLASSBOX_FIELDS(Chunk, field("chunk_id", &T::chunk_id), field("document_id", &T::document_id),
                 field("text", &T::text), field("char_offset", &T::char_offset),
                 field("char_length", &T::char_length), field("ordinal", &T::ordinal),
-                field("document_title", &T::document_title), field("tier", &T::tier))
+                field("document_title", &T::document_title), field("tier", &T::tier),
+                field("loaded_at", &T::loaded_at), field("date", &T::date),
+                field("max_age", &T::max_age), field("stale", &T::stale))
 GLASSBOX_FIELDS(ChunkFetchResponse, field("chunks", &T::chunks))
 GLASSBOX_FIELDS(SourceInfo, field("uri", &T::uri), field("path", &T::path),
                 field("media_type", &T::media_type), field("tier", &T::tier),
-                field("loaded_at", &T::loaded_at))
+                field("loaded_at", &T::loaded_at), field("date", &T::date))
 GLASSBOX_FIELDS(LoadTriplesRequest, field("collection", &T::collection),
                 field("source", &T::source), field("nquads", &T::nquads))
 GLASSBOX_FIELDS(LoadTriplesResponse, field("statements", &T::statements), field("added", &T::added),
@@ -72,7 +74,8 @@ GLASSBOX_FIELDS(FactSourcesRequest, field("collection", &T::collection),
                 field("triples", &T::triples))
 GLASSBOX_FIELDS(FactSource, field("source", &T::source), field("kind", &T::kind),
                 field("document", &T::document), field("tier", &T::tier),
-                field("loaded_at", &T::loaded_at))
+                field("loaded_at", &T::loaded_at), field("date", &T::date),
+                field("max_age", &T::max_age), field("stale", &T::stale))
 GLASSBOX_FIELDS(FactSourcesResponse, field("sources", &T::sources))
 GLASSBOX_FIELDS(LabelsRequest, field("collection", &T::collection), field("terms", &T::terms))
 GLASSBOX_FIELDS(LabelsResponse, field("labels", &T::labels))
@@ -89,7 +92,8 @@ GLASSBOX_FIELDS(StoreStats, field("collection", &T::collection), field("quads", 
                 field("dim", &T::dim), field("bytes_on_disk", &T::bytes_on_disk),
                 field("documents_per_tier", &T::documents_per_tier),
                 field("chunks_per_tier", &T::chunks_per_tier),
-                field("last_loaded", &T::last_loaded))
+                field("last_loaded", &T::last_loaded), field("max_age", &T::max_age),
+                field("stale_sources", &T::stale_sources))
 GLASSBOX_FIELDS(CollectionSummary, required("collection", &T::collection),
                 field("facts", &T::facts), field("entities", &T::entities),
                 field("documents", &T::documents), field("chunks", &T::chunks),
@@ -97,10 +101,13 @@ GLASSBOX_FIELDS(CollectionSummary, required("collection", &T::collection),
                 field("chunks_per_tier", &T::chunks_per_tier),
                 field("entity_vectors", &T::entity_vectors),
                 field("chunk_vectors", &T::chunk_vectors),
-                field("bytes_on_disk", &T::bytes_on_disk), field("last_loaded", &T::last_loaded))
+                field("bytes_on_disk", &T::bytes_on_disk), field("last_loaded", &T::last_loaded),
+                field("max_age", &T::max_age), field("stale_sources", &T::stale_sources))
 GLASSBOX_FIELDS(CollectionList, field("collections", &T::collections),
                 field("truncated", &T::truncated))
 GLASSBOX_FIELDS(CollectionDeleteRequest, required("collection", &T::collection))
+GLASSBOX_FIELDS(CollectionSetRequest, required("collection", &T::collection),
+                required("max_age", &T::max_age), field("create", &T::create))
 GLASSBOX_FIELDS(CollectionDeleted, required("removed", &T::removed))
 
 #undef GLASSBOX_FIELDS
@@ -142,6 +149,7 @@ GLASSBOX_FIELD_LIST_CODEC(StoreStats)
 GLASSBOX_FIELD_LIST_CODEC(CollectionSummary)
 GLASSBOX_FIELD_LIST_CODEC(CollectionList)
 GLASSBOX_FIELD_LIST_CODEC(CollectionDeleteRequest)
+GLASSBOX_FIELD_LIST_CODEC(CollectionSetRequest)
 GLASSBOX_FIELD_LIST_CODEC(CollectionDeleted)
 
 }  // namespace glassbox::schema

@@ -84,6 +84,7 @@ inline constexpr std::string_view kXsdDecimal = "http://www.w3.org/2001/XMLSchem
 inline constexpr std::string_view kXsdDouble = "http://www.w3.org/2001/XMLSchema#double";
 inline constexpr std::string_view kXsdBoolean = "http://www.w3.org/2001/XMLSchema#boolean";
 inline constexpr std::string_view kXsdDateTime = "http://www.w3.org/2001/XMLSchema#dateTime";
+inline constexpr std::string_view kXsdDate = "http://www.w3.org/2001/XMLSchema#date";
 inline constexpr std::string_view kRdfLangString =
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 

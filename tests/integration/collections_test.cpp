@@ -290,5 +290,47 @@ TEST_F(CollectionsTest, ALoadInProgressRefusesTheDeleteUntilItEnds) {
     EXPECT_TRUE(files_of("notes").empty());
 }
 
+// Issue 35: a collection's revalidation age, declared by `create` or `set`, shown by `list` and
+// `show`, judged against the documents' own date given at load; bad input is a typed error.
+TEST_F(CollectionsTest, CreateAndSetDeclareARevalidationAgeThatListAndShowCarry) {
+    const auto created = glassbox({"collections", "create", "aging", "--max-age", "2w"});
+    ASSERT_TRUE(exited_with(created, 0)) << created.err;
+    EXPECT_EQ(created.out, "collection \"aging\": max age 2w, 0 sources past it\n");
+    EXPECT_EQ(listed("aging").value("max_age", ""), "2w");
+
+    const auto undated = glassbox({"load", "docs", (kSample / "docs").string(), "--collection",
+                                   "aging", "--no-index", "--date", "yesterday"});
+    EXPECT_TRUE(exited_with(undated, 2)) << undated.status.describe() << undated.err;
+    EXPECT_NE(undated.err.find("--date \"yesterday\""), std::string::npos) << undated.err;
+    const auto loaded = glassbox({"load", "docs", (kSample / "docs").string(), "--collection",
+                                  "aging", "--no-index", "--date", "2019-05-01"});
+    ASSERT_TRUE(exited_with(loaded, 0)) << loaded.err;
+    const json shown = glassbox_json({"collections", "show", "aging"});
+    EXPECT_EQ(shown.value("max_age", ""), "2w") << shown.dump();
+    EXPECT_GT(shown.value("documents", 0), 0) << shown.dump();
+    EXPECT_EQ(shown.value("stale_sources", -1), shown.value("documents", 0))
+        << "every document is dated 2019: " << shown.dump();
+
+    const auto days = glassbox({"collections", "set", "aging", "--max-age", "14d"});
+    ASSERT_TRUE(exited_with(days, 0)) << days.err;
+    EXPECT_NE(days.out.find("max age 2w,"), std::string::npos) << "kept in its largest unit";
+    const auto cleared = glassbox({"collections", "set", "aging", "--max-age", "none"});
+    ASSERT_TRUE(exited_with(cleared, 0)) << cleared.err;
+    EXPECT_EQ(cleared.out, "collection \"aging\": no revalidation age\n");
+    EXPECT_EQ(listed("aging").value("stale_sources", -1), 0);
+    EXPECT_EQ(listed("aging").value("max_age", "?"), "");
+
+    for (const char* bad : {"0d", "1.5d", "90", "1y"}) {
+        const auto refused = glassbox({"collections", "set", "aging", "--max-age", bad});
+        EXPECT_TRUE(exited_with(refused, 2)) << bad << ": " << refused.err;
+        EXPECT_TRUE(refused.err.starts_with("InvalidRequest: max_age \"" + std::string(bad)))
+            << refused.err;
+    }
+    const auto unknown = glassbox({"collections", "set", "nothing-here", "--max-age", "1d"});
+    EXPECT_TRUE(exited_with(unknown, 2)) << unknown.err;
+    EXPECT_TRUE(unknown.err.starts_with("NotFound:")) << unknown.err;
+    EXPECT_FALSE(listed("nothing-here").is_object()) << "set never creates a collection";
+}
+
 }  // namespace
 }  // namespace glassbox::integration

@@ -397,7 +397,114 @@ TEST_F(RagTest, GraphRagSubTraceLinksToItsCaller) {
     EXPECT_EQ(shown["session"].value("parent", ""), "urn:glassbox:" + caller_uuid + ":question");
 }
 
+// Issue 35: a collection that declares a revalidation age of a day, loaded from a file that says
+// it was last changed in 2020. The answer cites it and says it is stale (after the answer), its
+// FINAL citation and the trace's source entity carry the dates and the flag, and `graph stats`
+// lists the collection as stale.
+TEST_F(RagTest, AStaleSourceIsFlaggedInTheAnswerTheTraceAndGraphStats) {
+    PipelineOptions options;
+    options.load_sample = false;
+    ASSERT_NO_FATAL_FAILURE(start_pipeline(options));
+    const auto file = dir() / "harbour.ttl";
+    std::ofstream(file) << R"ttl(@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix ex: <https://example.org/harbour/> .
+<> dcterms:modified "2020-01-01"^^xsd:date ; rdfs:label "harbour records" .
+ex:curlew rdfs:label "MV Curlew" ; ex:builtBy ex:yard .
+ex:builtBy rdfs:label "built by" .
+ex:yard rdfs:label "Harrow Yard" ; ex:foundedBy ex:quill .
+ex:foundedBy rdfs:label "founded by" .
+ex:quill rdfs:label "Ada Quill" .
+)ttl";
+    const auto loaded =
+        glassbox({"load", "rdf", file.string(), "--collection", "harbour", "--tier", "1"});
+    ASSERT_TRUE(exited_with(loaded, 0)) << loaded.err;
+    const auto bad = glassbox({"collections", "set", "harbour", "--max-age", "1y"});
+    EXPECT_TRUE(exited_with(bad, 2)) << bad.status.describe() << bad.err;
+    EXPECT_NE(bad.err.find("\"1y\""), std::string::npos) << bad.err;
+    const auto set = glassbox({"collections", "set", "harbour", "--max-age", "1d"});
+    ASSERT_TRUE(exited_with(set, 0)) << set.err;
+    EXPECT_NE(set.out.find("max age 1d, 1 source past it"), std::string::npos) << set.out;
+
+    const RagRun run = ask_graph("Who built the MV Curlew?", {{"collection", "harbour"}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    ASSERT_NO_FATAL_FAILURE(check_final(run, true));
+    const json& f = *run.final;
+    json stale_citation;
+    for (const auto& c : f.value("citations", json::array()))
+        if (c.value("stale", false)) stale_citation = c;
+    ASSERT_TRUE(stale_citation.is_object()) << f.dump();
+    EXPECT_EQ(stale_citation.value("date", ""), "2020-01-01");
+    EXPECT_EQ(stale_citation.value("max_age", ""), "1d");
+    EXPECT_TRUE(stale_citation.value("loaded_at", "").starts_with("20")) << stale_citation.dump();
+    const std::string document = stale_citation.value("document", "");
+    EXPECT_TRUE(document.starts_with("file://")) << stale_citation.dump();
+    const std::string response = f.value("response", "");
+    const std::string note =
+        "Note: [" + std::to_string(stale_citation.value("n", 0)) + "] dates from 2020-01-01";
+    const auto at = response.find(note);
+    ASSERT_NE(at, std::string::npos) << response;
+    EXPECT_GT(at, 0u) << "the answer leads, the note follows: " << response;
+    EXPECT_NE(response.find("past this collection's revalidation age of 1d."), std::string::npos)
+        << response;
+
+    // The source entity in the trace: when it was loaded, its own date, the age and the flag.
+    const TraceGraph graph(run.explains);
+    const auto source = schema::iri(document);
+    EXPECT_EQ(graph.text(source, vocab::kStale), std::optional<std::string>("true"));
+    EXPECT_EQ(graph.text(source, vocab::kDctermsDate), std::optional<std::string>("2020-01-01"));
+    EXPECT_EQ(graph.text(source, vocab::kMaxAge), std::optional<std::string>("1d"));
+    EXPECT_EQ(graph.text(source, vocab::kProvGeneratedAtTime),
+              std::optional<std::string>(stale_citation.value("loaded_at", "")));
+
+    const auto stats = glassbox({"graph", "stats", "--collection", "harbour", "--json"});
+    ASSERT_TRUE(exited_with(stats, 0)) << stats.err;
+    const json counted = json::parse(stats.out, nullptr, false);
+    EXPECT_EQ(counted.value("max_age", ""), "1d") << stats.out;
+    EXPECT_EQ(counted.value("stale_sources", 0), 1) << stats.out;
+    EXPECT_EQ(counted.value("stale_collections", json()),
+              (json::array({{{"collection", "harbour"}, {"max_age", "1d"}, {"stale_sources", 1}}})))
+        << stats.out;
+    const auto table = glassbox({"graph", "stats", "--collection", "harbour"});
+    ASSERT_TRUE(exited_with(table, 0)) << table.err;
+    EXPECT_NE(table.out.find("Stale collections"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("1 source past max age 1d"), std::string::npos) << table.out;
+}
+
 // ---- document RAG -------------------------------------------------------------------------------
+
+// Issue 35, document RAG: a document dated at load (`--date`) in a collection with a revalidation
+// age of 30 days is cited stale, in the FINAL, the answer's note and the trace.
+TEST_F(RagTest, DocumentRagFlagsADocumentPastItsCollectionsRevalidationAge) {
+    PipelineOptions options;
+    options.load_sample = false;
+    ASSERT_NO_FATAL_FAILURE(start_pipeline(options));
+    const auto file = dir() / "ledger.md";
+    std::ofstream(file) << "# Harbour ledger\n\nThe MV Curlew was built by Harrow Yard in 1961.\n";
+    const auto loaded =
+        glassbox({"load", "docs", file.string(), "--collection", "ledger", "--date", "2021-03-04"});
+    ASSERT_TRUE(exited_with(loaded, 0)) << loaded.err;
+    const auto set = glassbox({"collections", "set", "ledger", "--max-age", "30d"});
+    ASSERT_TRUE(exited_with(set, 0)) << set.err;
+
+    const RagRun run = ask_documents("Who built the MV Curlew?", {{"collection", "ledger"}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    ASSERT_NO_FATAL_FAILURE(check_final(run, true));
+    json stale_citation;
+    for (const auto& c : run.final->value("citations", json::array()))
+        if (c.value("stale", false)) stale_citation = c;
+    ASSERT_TRUE(stale_citation.is_object()) << run.final->dump();
+    EXPECT_EQ(stale_citation.value("date", ""), "2021-03-04");
+    EXPECT_EQ(stale_citation.value("max_age", ""), "30d");
+    const std::string response = run.final->value("response", "");
+    EXPECT_NE(response.find("] dates from 2021-03-04"), std::string::npos) << response;
+    EXPECT_FALSE(response.starts_with("Note:")) << response;
+    const TraceGraph graph(run.explains);
+    const auto document = schema::iri(stale_citation.value("document", ""));
+    EXPECT_EQ(graph.text(document, vocab::kStale), std::optional<std::string>("true"));
+    EXPECT_EQ(graph.text(document, vocab::kDctermsDate), std::optional<std::string>("2021-03-04"));
+}
 
 TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());

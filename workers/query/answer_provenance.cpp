@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "text/rank_fusion.hpp"
 
@@ -15,20 +17,38 @@ namespace explain = schema::explain;
 
 constexpr std::string_view kChainSeparator = " > ";
 
+// A source of an answer: its tier and, when its citation said, its freshness.
+struct CitedSource {
+    std::string source;
+    int tier = 0;
+    std::string loaded_at;
+    std::string date;
+    std::optional<bool> stale;
+};
+
+// A citation's freshness fields (docs/knowledge.md §3) into `into`.
+void read_freshness(const json& citation, CitedSource& into) {
+    into.loaded_at = string_of(citation, "loaded_at");
+    into.date = string_of(citation, "date");
+    if (const auto s = citation.find("stale"); s != citation.end() && s->is_boolean())
+        into.stale = s->get<bool>();
+}
+
 // The winner's sources in order, each once, with its tier.
-std::vector<std::pair<std::string, int>> sources_of(const EngineRun& run) {
-    std::vector<std::pair<std::string, int>> out;
+std::vector<CitedSource> sources_of(const EngineRun& run) {
+    std::vector<CitedSource> out;
     std::set<std::string> seen;
-    const auto add = [&](const std::string& source, int tier) {
-        if (source.empty() || out.size() >= kMaxAnswerSources) return;
+    const auto add = [&](const std::string& source, int tier) -> CitedSource* {
+        if (source.empty() || out.size() >= kMaxAnswerSources) return nullptr;
         if (!seen.insert(source).second) {
             // The same source again: keep the weakest tier seen (conservative).
-            for (auto& [s, t] : out) {
-                if (s == source && tier > t) t = tier;
+            for (auto& s : out) {
+                if (s.source == source && tier > s.tier) s.tier = tier;
             }
-            return;
+            return nullptr;
         }
-        out.emplace_back(source, tier);
+        out.push_back(CitedSource{source, tier, {}, {}, std::nullopt});
+        return &out.back();
     };
     if (const auto c = run.final.find("citations");
         run.final.is_object() && c != run.final.end() && c->is_array()) {
@@ -37,7 +57,10 @@ std::vector<std::pair<std::string, int>> sources_of(const EngineRun& run) {
             std::string source = string_of(citation, "chunk");
             if (source.empty()) source = string_of(citation, "document");
             const auto tier = citation.find("tier");
-            add(source, tier != citation.end() && tier->is_number_integer() ? tier->get<int>() : 0);
+            if (auto* added =
+                    add(source,
+                        tier != citation.end() && tier->is_number_integer() ? tier->get<int>() : 0))
+                read_freshness(citation, *added);
         }
     }
     if (out.empty()) {
@@ -86,19 +109,23 @@ explain::AnswerProvenance answer_provenance(const RouteDecision& route,
     for (const auto& run : runs) {
         if (run.error) continue;
         text::Ranking ranking;
-        for (const auto& [source, tier] : sources_of(run)) ranking.items.emplace_back(source, 0.0);
+        for (const auto& cited : sources_of(run)) ranking.items.emplace_back(cited.source, 0.0);
         if (!ranking.items.empty()) rankings.push_back(std::move(ranking));
     }
     std::map<std::string, double> fused;
     if (rankings.size() >= 2) {
         for (const auto& item : text::reciprocal_rank_fusion(rankings)) fused[item.id] = item.score;
     }
-    for (const auto& [source, tier] : sources) {
+    for (const auto& cited : sources) {
         explain::AnswerSourceInfo info;
-        info.source = source;
-        info.data_tier = tier;
+        info.source = cited.source;
+        info.data_tier = cited.tier;
         info.engine = won.engine;
-        if (const auto f = fused.find(source); f != fused.end()) info.fusion_score = f->second;
+        info.loaded_at = cited.loaded_at;
+        info.date = cited.date;
+        info.stale = cited.stale;
+        if (const auto f = fused.find(cited.source); f != fused.end())
+            info.fusion_score = f->second;
         p.sources.push_back(std::move(info));
     }
     p.aggregate_tier = explain::aggregate_tier(p.sources);
@@ -118,6 +145,9 @@ json provenance_json(const explain::AnswerProvenance& provenance) {
     for (const auto& s : provenance.sources) {
         json source{{"source", s.source}, {"tier", s.data_tier}, {"engine", s.engine}};
         if (s.fusion_score) source["fusion_score"] = *s.fusion_score;
+        if (!s.loaded_at.empty()) source["loaded_at"] = s.loaded_at;
+        if (!s.date.empty()) source["date"] = s.date;
+        if (s.stale) source["stale"] = *s.stale;
         sources.push_back(std::move(source));
     }
     return json{{"engine", provenance.engine},

@@ -29,7 +29,8 @@ schema::explain::AnswerProvenance answer_provenance(const RouteDecision& route,
                                                     const std::vector<EngineRun>& runs,
                                                     std::size_t winner);
 
-// {"engine","derivation":[...],"aggregate_tier","sources":[{"source","tier","engine","fusion_score"?}]}
+// {"engine","derivation":[...],"aggregate_tier","sources":[{"source","tier","engine",
+// "fusion_score"?, "loaded_at"?, "date"?, "stale"?}]}
 nlohmann::json provenance_json(const schema::explain::AnswerProvenance& provenance);
 
 }  // namespace glassbox::query

@@ -5,6 +5,8 @@
 #include <array>
 #include <map>
 
+#include "workers/store/source_freshness.hpp"
+
 namespace glassbox::store {
 
 using base::ErrorType;
@@ -41,7 +43,8 @@ Result<std::string> last_loaded(storage::sql::Connection& db) {
     return std::move(*last).value_or(std::string());
 }
 
-Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb) {
+Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb,
+                                                       std::chrono::system_clock::time_point now) {
     schema::CollectionSummary out;
     out.collection = kb.collection();
     const storage::sql::ReadScope snapshot(kb.db());
@@ -65,6 +68,10 @@ Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb) {
     auto loaded = last_loaded(kb.db());
     if (!loaded) return loaded.error();
     out.last_loaded = std::move(loaded).value();
+    auto freshness = summarize_freshness(kb.db(), now);
+    if (!freshness) return freshness.error();
+    out.max_age = std::move(freshness->max_age);
+    out.stale_sources = freshness->stale_sources;
     return out;
 }
 

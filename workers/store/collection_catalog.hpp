@@ -15,9 +15,11 @@
 namespace glassbox::store {
 
 // Facts, entities (distinct subjects), documents and chunks with their tiers, vectors, bytes on
-// disk and the last load. Skips facts per tier (a join over every fact: `stats` has it). The
-// caller holds kb.lock().
-base::Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb);
+// disk, the last load, and the revalidation age with the sources past it at `now`. Skips facts
+// per tier (a join over every fact: `stats` has it). The caller holds kb.lock().
+base::Result<schema::CollectionSummary> summarize_collection(
+    KnowledgeBase& kb,
+    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // The newest loaded_at of any source or document; "" when there is none.
 base::Result<std::string> last_loaded(storage::sql::Connection& db);

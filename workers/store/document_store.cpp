@@ -17,6 +17,7 @@
 #include "base/log.hpp"
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
+#include "schema/freshness.hpp"
 #include "storage/feed_rows.hpp"
 #include "text/stopwords.hpp"
 
@@ -261,6 +262,7 @@ CREATE TABLE IF NOT EXISTS documents(
   media_type TEXT NOT NULL,
   tier INTEGER NOT NULL CHECK (tier BETWEEN 1 AND 4),
   loaded_at TEXT NOT NULL,
+  source_date TEXT NOT NULL DEFAULT '',
   characters INTEGER NOT NULL,
   content_hash TEXT NOT NULL,
   chunking_hash TEXT NOT NULL,
@@ -477,8 +479,8 @@ constexpr std::string_view kPostgresKeywordSql =
     "GROUP BY h.id, h.uri ORDER BY score DESC, h.id LIMIT ?2";
 
 constexpr const char* kChunkColumns =
-    "SELECT c.id, c.uri, d.uri, c.text, c.char_offset, c.char_length, c.ordinal, d.title, d.tier "
-    "FROM chunks c JOIN documents d ON d.id = c.document_id ";
+    "SELECT c.id, c.uri, d.uri, c.text, c.char_offset, c.char_length, c.ordinal, d.title, d.tier, "
+    "d.loaded_at, d.source_date FROM chunks c JOIN documents d ON d.id = c.document_id ";
 
 StoredChunk read_chunk(const storage::sql::Row& row) {
     StoredChunk out;
@@ -491,6 +493,8 @@ StoredChunk read_chunk(const storage::sql::Row& row) {
     out.chunk.ordinal = static_cast<std::uint32_t>(row.int64(6));
     out.chunk.document_title = std::string(row.text(7));
     out.chunk.tier = static_cast<std::uint32_t>(row.int64(8));
+    if (!row.text(9).empty()) out.chunk.loaded_at = std::string(row.text(9));
+    if (!row.text(10).empty()) out.chunk.date = std::string(row.text(10));
     return out;
 }
 
@@ -567,6 +571,10 @@ std::optional<Error> check(const DocumentRecord& document, std::span<const Chunk
     }
     if (!document.loaded_at.empty() && !base::is_xsd_datetime(document.loaded_at)) {
         return invalid(uri, "loaded_at \"" + document.loaded_at + "\" is not an xsd:dateTime");
+    }
+    if (!document.source_date.empty() && !schema::parse_source_date_ms(document.source_date)) {
+        return invalid(uri, "date \"" + document.source_date +
+                                "\" is neither an xsd:date nor an xsd:dateTime");
     }
     characters = detail::code_points(document.text);
 
@@ -750,7 +758,7 @@ Result<void> update_metadata(storage::sql::Connection& db, std::int64_t document
                              const DocumentRecord& document, std::string_view loaded_at) {
     auto update = db.prepare(
         "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = "
-        "?5, loaded_at = ?6 "
+        "?5, loaded_at = ?6, source_date = ?7 "
         "WHERE id = ?1");
     if (!update) return update.error();
     update->bind(1, document_id)
@@ -758,7 +766,8 @@ Result<void> update_metadata(storage::sql::Connection& db, std::int64_t document
         .bind(3, std::string_view{document.source_path})
         .bind(4, std::string_view{document.media_type})
         .bind(5, std::int64_t{document.tier})
-        .bind(6, loaded_at);
+        .bind(6, loaded_at)
+        .bind(7, std::string_view{document.source_date});
     return update->run();
 }
 
@@ -771,7 +780,8 @@ void bind_document_columns(storage::sql::Statement& st, const DocumentColumns& c
         .bind(7, static_cast<std::int64_t>(c.characters))
         .bind(8, c.content_hash)
         .bind(9, c.chunks_hash)
-        .bind_static(10, c.document.text);
+        .bind_static(10, c.document.text)
+        .bind(11, std::string_view{c.document.source_date});
 }
 
 // A document whose text or chunks changed: its chunks go (their rowids into `removed`) and its
@@ -793,7 +803,8 @@ Result<void> replace_document(storage::sql::Connection& db, std::int64_t documen
     auto update = db.prepare(
         "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = ?5, "
         "loaded_at = ?6, "
-        "characters = ?7, content_hash = ?8, chunking_hash = ?9, text = ?10 WHERE id = ?1");
+        "characters = ?7, content_hash = ?8, chunking_hash = ?9, text = ?10, source_date = ?11 "
+        "WHERE id = ?1");
     if (!update) return update.error();
     update->bind(1, document_id);
     bind_document_columns(*update, columns);
@@ -814,7 +825,8 @@ Result<std::int64_t> insert_document(storage::sql::Connection& db, const Documen
     auto insert = db.prepare(
         "INSERT INTO documents(uri, title, source_path, media_type, tier, loaded_at, "
         "characters, content_hash, "
-        "chunking_hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id");
+        "chunking_hash, text, source_date) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+        "RETURNING id");
     if (!insert) return insert.error();
     insert->bind(1, std::string_view{columns.document.uri});
     bind_document_columns(*insert, columns);
@@ -999,8 +1011,8 @@ Result<StoredDocument> DocumentStore::document(std::string_view uri) {
     auto select = db_.prepare(
         "SELECT d.uri, d.title, d.source_path, d.media_type, d.tier, d.loaded_at, d.text, "
         "d.content_hash, "
-        "d.characters, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) FROM documents d "
-        "WHERE d.uri = ?1");
+        "d.characters, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id), d.source_date "
+        "FROM documents d WHERE d.uri = ?1");
     if (!select) return select.error();
     select->bind(1, uri);
     auto found = select->first([](const storage::sql::Row& row) {
@@ -1015,6 +1027,7 @@ Result<StoredDocument> DocumentStore::document(std::string_view uri) {
         out.content_hash = std::string(row.text(7));
         out.characters = static_cast<std::uint64_t>(row.int64(8));
         out.chunks = static_cast<std::uint64_t>(row.int64(9));
+        out.record.source_date = std::string(row.text(10));
         return out;
     });
     if (!found) return found.error();

@@ -35,6 +35,8 @@ struct DocumentRecord {
     std::uint32_t tier = schema::kDefaultTier;  // 1 authoritative … 4 inferred; others rejected
     std::string loaded_at;  // xsd:dateTime lexical form; empty: the store's clock (UTC) at put
     std::string text;       // the full text, valid UTF-8
+    // The document's own date (xsd:date or xsd:dateTime), given at load; empty: not known.
+    std::string source_date{};
     bool operator==(const DocumentRecord&) const = default;
 };
 

@@ -5,6 +5,8 @@
 #include <tuple>
 #include <utility>
 
+#include "schema/freshness.hpp"
+
 namespace glassbox::store {
 
 using base::ErrorType;
@@ -34,6 +36,11 @@ Result<void> check_source(const SourceRecord& source) {
         return make_error(ErrorType::kInvalidRequest,
                           "source " + source.uri + ": a chunk needs its document_uri");
     }
+    if (!source.source_date.empty() && !schema::parse_source_date_ms(source.source_date)) {
+        return make_error(ErrorType::kInvalidRequest,
+                          "source " + source.uri + ": date \"" + source.source_date +
+                              "\" is neither an xsd:date nor an xsd:dateTime");
+    }
     return {};
 }
 
@@ -42,19 +49,21 @@ Result<std::int64_t> store_source(storage::sql::Connection& db, const SourceReco
     auto st = db.prepare(
         // The id written out (largest + 1, as SQLite's rowid gives it), so both engines number
         // sources alike; on a conflict the stored row keeps its id.
-        "INSERT INTO graph_sources(id, uri, kind, document_uri, tier, loaded_at, media_type) "
-        "VALUES((SELECT COALESCE(MAX(id), 0) + 1 FROM graph_sources), ?1, ?2, ?3, ?4, ?5, ?6) "
+        "INSERT INTO graph_sources(id, uri, kind, document_uri, tier, loaded_at, media_type, "
+        "source_date) "
+        "VALUES((SELECT COALESCE(MAX(id), 0) + 1 FROM graph_sources), ?1, ?2, ?3, ?4, ?5, ?6, ?7) "
         "ON CONFLICT(uri) DO UPDATE SET kind = excluded.kind, "
         "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = "
         "excluded.loaded_at, "
-        "media_type = excluded.media_type RETURNING id");
+        "media_type = excluded.media_type, source_date = excluded.source_date RETURNING id");
     if (!st) return st.error();
     st->bind(1, std::string_view{source.uri})
         .bind(2, static_cast<std::int64_t>(source.kind))
         .bind(3, std::string_view{source.document_uri})
         .bind(4, static_cast<std::int64_t>(source.tier))
         .bind(5, std::string_view{source.loaded_at})
-        .bind(6, std::string_view{source.media_type});
+        .bind(6, std::string_view{source.media_type})
+        .bind(7, std::string_view{source.source_date});
     auto id = st->first([](const storage::sql::Row& row) { return row.int64(0); });
     if (!id) return id.error();
     if (!*id)
@@ -70,6 +79,7 @@ SourceRecord source_record_at(const storage::sql::Row& row, int first) {
     record.tier = static_cast<std::uint32_t>(row.int64(first + 3));
     record.loaded_at = row.text(first + 4);
     record.media_type = row.text(first + 5);
+    record.source_date = row.text(first + 6);
     return record;
 }
 
@@ -96,9 +106,8 @@ Result<void> link_fact_source(storage::sql::Connection& db, std::int64_t s, std:
 Result<std::vector<SourceRecord>> read_sources(storage::sql::Connection& db,
                                                std::span<const std::int64_t> ids) {
     std::vector<SourceRecord> out;
-    auto st = db.prepare(
-        "SELECT uri, kind, document_uri, tier, loaded_at, media_type FROM graph_sources WHERE id = "
-        "?1");
+    auto st =
+        db.prepare("SELECT " + std::string(kSourceColumns) + " FROM graph_sources WHERE id = ?1");
     if (!st) return st.error();
     for (const auto id : ids) {
         st->reset();

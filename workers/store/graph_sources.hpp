@@ -27,18 +27,23 @@ struct SourceRecord {
     std::uint32_t tier = schema::kDefaultTier;  // 1 authoritative … 4 inferred
     std::string loaded_at;                      // xsd:dateTime lexical form; may be empty
     std::string media_type;                     // may be empty
+    // The source's own date (xsd:date or xsd:dateTime), as the source says; empty: not known.
+    std::string source_date{};
     bool operator==(const SourceRecord&) const = default;
 };
 
-// kInvalidRequest for an empty uri, a tier outside 1..4, or a chunk without a document_uri.
+// kInvalidRequest for an empty uri, a tier outside 1..4, a chunk without a document_uri, or a
+// source_date that is neither an xsd:date nor an xsd:dateTime.
 base::Result<void> check_source(const SourceRecord& source);
 
 // Checks the record, then inserts it or updates the row with its uri; returns the source's id.
 base::Result<std::int64_t> store_source(storage::sql::Connection& db, const SourceRecord& source);
 
-// A source record from six columns of a row, from `first` on: uri, kind, document_uri, tier,
-// loaded_at, media_type (graph_sources and graph_staged_sources keep them in that order).
+// A source record from seven columns of a row, from `first` on: uri, kind, document_uri, tier,
+// loaded_at, media_type, source_date (kSourceColumns: every reader selects them in that order).
 SourceRecord source_record_at(const storage::sql::Row& row, int first);
+inline constexpr std::string_view kSourceColumns =
+    "uri, kind, document_uri, tier, loaded_at, media_type, source_date";
 
 // The first source of a stored fact (its graph_quads.src), or std::nullopt when it is not stored.
 base::Result<std::optional<std::int64_t>> first_source_of(storage::sql::Connection& db,

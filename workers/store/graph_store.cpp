@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/time_format.hpp"
 #include "schema/vocabulary.hpp"
 #include "storage/feed_rows.hpp"
 #include "workers/store/staged_load.hpp"
@@ -104,6 +105,7 @@ CREATE TABLE IF NOT EXISTS graph_staged_sources(
   load TEXT NOT NULL, uri TEXT NOT NULL, n INTEGER NOT NULL,
   kind INTEGER NOT NULL, document_uri TEXT NOT NULL, tier INTEGER NOT NULL,
   loaded_at TEXT NOT NULL, media_type TEXT NOT NULL,
+  source_date TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(load, uri)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS graph_staged_quads(
   id INTEGER PRIMARY KEY,
@@ -123,7 +125,8 @@ CREATE TABLE IF NOT EXISTS graph_sources(
   document_uri TEXT NOT NULL,
   tier INTEGER NOT NULL,
   loaded_at TEXT NOT NULL,
-  media_type TEXT NOT NULL);
+  media_type TEXT NOT NULL,
+  source_date TEXT NOT NULL DEFAULT '');
 )sql";
     if (db_.dialect() == storage::sql::Dialect::kSqlite) return db_.exec(kSchema);
     auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
@@ -1056,6 +1059,7 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
     const Term derived = schema::iri(vocab::kProvWasDerivedFrom);
     const Term tier = schema::iri(vocab::kDataTier);
     const Term generated = schema::iri(vocab::kProvGeneratedAtTime);
+    const Term dated = schema::iri(vocab::kDctermsDate);
     std::vector<Triple> batch;
     batch.reserve(batch_size + 8);
     bool stopped = false;
@@ -1068,7 +1072,8 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
     std::unordered_map<std::int64_t, std::string> source_uris;
     {
         auto st = db_.prepare_once(
-            "SELECT id, uri, kind, document_uri, tier, loaded_at FROM graph_sources ORDER BY id");
+            "SELECT id, uri, kind, document_uri, tier, loaded_at, source_date FROM graph_sources "
+            "ORDER BY id");
         if (!st) return st.error();
         auto read = st->each([&](const storage::sql::Row& row) {
             if (stopped) return false;
@@ -1088,6 +1093,14 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
             if (!row.text(5).empty())
                 batch.push_back(
                     Triple{subject, generated, schema::xsd_datetime(row.text(5)), graph});
+            if (const auto date = row.text(6); !date.empty()) {
+                // The source's own date (docs/knowledge.md §3), typed as what it is.
+                batch.push_back(Triple{
+                    subject, dated,
+                    schema::typed_literal(date, base::is_xsd_datetime(date) ? schema::kXsdDateTime
+                                                                            : schema::kXsdDate),
+                    graph});
+            }
             flush(false);
             return true;
         });

@@ -13,6 +13,7 @@
 #include "base/owner_only.hpp"
 #include "storage/pg_connection.hpp"
 #include "storage/sqlite_connection.hpp"
+#include "workers/store/source_freshness.hpp"
 
 namespace glassbox::store {
 
@@ -156,6 +157,7 @@ Result<void> KnowledgeBase::open_parts(const fs::path& stem) {
     auto documents = DocumentStore::open(*db_);
     if (!documents) return documents.error();
     documents_ = std::move(documents).value();
+    if (auto r = migrate_freshness(*db_); !r) return r;
     auto entities = VectorIndex::open(*db_, IndexKind::kEntity, stem.string() + ".entity.hnsw");
     if (!entities) return entities.error();
     entity_vectors_ = std::move(entities).value();

@@ -179,12 +179,16 @@ Result<std::int64_t> StagedLoads::register_source(std::string_view load,
     }
     auto st = db_.prepare(
         "INSERT INTO graph_staged_sources(load, uri, n, kind, document_uri, tier, loaded_at, "
-        "media_type) "
-        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(load, uri) DO UPDATE SET kind = "
+        "media_type, source_date) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(load, uri) DO UPDATE SET kind = "
         "excluded.kind, "
         "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = "
         "excluded.loaded_at, "
-        "media_type = excluded.media_type");
+        "media_type = excluded.media_type, "
+        // A file's date is found while it is read: a batch sent before it says none, and a
+        // later batch's date is kept.
+        "source_date = CASE WHEN excluded.source_date <> '' THEN excluded.source_date ELSE "
+        "graph_staged_sources.source_date END");
     if (!st) return st.error();
     st->bind(1, load)
         .bind(2, std::string_view{source.uri})
@@ -193,7 +197,8 @@ Result<std::int64_t> StagedLoads::register_source(std::string_view load,
         .bind(5, std::string_view{source.document_uri})
         .bind(6, static_cast<std::int64_t>(source.tier))
         .bind(7, std::string_view{source.loaded_at})
-        .bind(8, std::string_view{source.media_type});
+        .bind(8, std::string_view{source.media_type})
+        .bind(9, std::string_view{source.source_date});
     if (auto r = st->run(); !r) return r.error();
     return n;
 }
@@ -259,10 +264,8 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load) {
 Result<std::unordered_map<std::int64_t, std::int64_t>> StagedLoads::register_staged_sources(
     std::string_view load) {
     std::unordered_map<std::int64_t, std::int64_t> source_ids;
-    auto st = db_.prepare(
-        "SELECT n, uri, kind, document_uri, tier, loaded_at, media_type FROM "
-        "graph_staged_sources "
-        "WHERE load = ?1 ORDER BY n");
+    auto st = db_.prepare("SELECT n, " + std::string(kSourceColumns) +
+                          " FROM graph_staged_sources WHERE load = ?1 ORDER BY n");
     if (!st) return st.error();
     st->bind(1, load);
     auto staged = st->collect([](const storage::sql::Row& row) {

@@ -12,6 +12,7 @@
 #include "base/log.hpp"
 #include "base/time_format.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/freshness.hpp"
 #include "schema/indexed_quads.hpp"
 #include "schema/json_cursor.hpp"
 #include "schema/json_fast.hpp"
@@ -22,6 +23,7 @@
 #include "schema/vector_query_text.hpp"
 #include "workers/store/collection_catalog.hpp"
 #include "workers/store/inline_reads.hpp"
+#include "workers/store/source_freshness.hpp"
 
 namespace glassbox::store {
 
@@ -45,6 +47,7 @@ schema::FactSource to_wire(SourceRecord&& record) {
     if (!record.document_uri.empty()) out.document = std::move(record.document_uri);
     out.tier = record.tier;
     out.loaded_at = std::move(record.loaded_at);
+    if (!record.source_date.empty()) out.date = std::move(record.source_date);
     return out;
 }
 
@@ -212,6 +215,8 @@ private:
             reply = collections();
         else if (op == kOpCollectionDelete)
             reply = collection_delete(body);
+        else if (op == kOpCollectionSet)
+            reply = collection_set(body);
         if (!reply) return answer(std::move(reply).error());
         answer(schema::dump(*reply));
     }
@@ -220,7 +225,7 @@ private:
         return "triples, triples-batch, entities, entities-batch, chunks-vector, chunks-keyword, "
                "chunks-hybrid, chunks-fetch, "
                "fact-sources, labels, stats, load-triples, load-documents, index, load-commit, "
-               "load-abort, collections, collection-delete";
+               "load-abort, collections, collection-delete, collection-set";
     }
 
     void fail(const Error& error) { (void)ctx_.fail(error); }
@@ -598,8 +603,14 @@ private:
         KnowledgeBase& kb = *op->kb;
         auto fetched = kb.documents().fetch(q.chunk_ids, config_.bounds.max_reply_bytes);
         if (!fetched) return std::move(fetched).error();
+        auto max_age = read_max_age(kb.db());
+        if (!max_age) return std::move(max_age).error();
+        const auto now = config_.clock();
         schema::ChunkFetchResponse reply;
-        for (auto& c : fetched->chunks) reply.chunks.push_back(std::move(c.chunk));
+        for (auto& c : fetched->chunks) {
+            mark_freshness(c.chunk, *max_age, now);
+            reply.chunks.push_back(std::move(c.chunk));
+        }
         json out = schema::encode(reply);
         out["unknown"] = fetched->unknown;
         return out;
@@ -616,6 +627,9 @@ private:
         if (!op) return std::move(op).error();
         const auto& q = op->q;
         KnowledgeBase& kb = *op->kb;
+        auto max_age = read_max_age(kb.db());
+        if (!max_age) return std::move(max_age).error();
+        const auto now = config_.clock();
         schema::FactSourcesResponse reply;
         std::size_t bytes = 0;
         for (const auto& fact : q.triples) {
@@ -625,10 +639,11 @@ private:
             std::vector<schema::FactSource> wire;
             wire.reserve(sources->size());
             for (auto& s : *sources) {
-                bytes +=
-                    kSourceWireOverhead + s.uri.size() + s.document_uri.size() + s.loaded_at.size();
+                bytes += kSourceWireOverhead + s.uri.size() + s.document_uri.size() +
+                         s.loaded_at.size() + s.source_date.size();
                 wire.push_back(to_wire(std::move(s)));
             }
+            mark_freshness(wire, *max_age, now);
             if (bytes > config_.bounds.max_reply_bytes) {
                 return reply_too_large(
                     kOpFactSources, config_.bounds.max_reply_bytes, "max_reply_bytes",
@@ -699,7 +714,37 @@ private:
         auto loaded = last_loaded((*kb)->db());
         if (!loaded) return std::move(loaded).error();
         out.last_loaded = std::move(loaded).value();
+        auto freshness = summarize_freshness((*kb)->db(), config_.clock());
+        if (!freshness) return std::move(freshness).error();
+        out.max_age = std::move(freshness->max_age);
+        out.stale_sources = freshness->stale_sources;
         return schema::encode(out);
+    }
+
+    // Declares or removes a collection's revalidation age (docs/collections.md §4); the reply is
+    // the collection's summary with it.
+    Result<json> collection_set(const json& body) {
+        auto q = schema::decode<schema::CollectionSetRequest>(body);
+        if (!q) return std::move(q).error();
+        std::optional<std::chrono::seconds> max_age;
+        if (!q->max_age.empty() && q->max_age != "none") {
+            auto parsed = schema::parse_max_age(q->max_age);
+            if (!parsed) return std::move(parsed).error();
+            max_age = *parsed;
+        }
+        auto kb = base(q->collection, q->create);
+        if (!kb) return std::move(kb).error();
+        auto held = (*kb)->lock();
+        if (!held) return std::move(held).error();
+        if (!q->max_age.empty()) {
+            if (auto r = write_max_age((*kb)->db(), max_age); !r) return std::move(r).error();
+        }
+        auto summary = summarize_collection(**kb, config_.clock());
+        if (!summary) return std::move(summary).error();
+        const auto log = base::component_logger("store");
+        log->info("event=collection_set collection={} max_age={}", summary->collection,
+                  summary->max_age.empty() ? "none" : summary->max_age);
+        return schema::encode(*summary);
     }
 
     // Every collection with a file, by name, each counted under its own lock. A collection
@@ -727,7 +772,7 @@ private:
             }
             auto held = (*kb)->lock();
             if (!held) continue;
-            auto summary = summarize_collection(**kb);
+            auto summary = summarize_collection(**kb, config_.clock());
             if (!summary) return std::move(summary).error();
             reply.collections.push_back(std::move(summary).value());
         }
@@ -744,8 +789,8 @@ private:
             const auto now = std::chrono::system_clock::now();
             return refuse_if_loading(kb, config_.staged_load_idle, now);
         };
-        const auto take_counts = [&reply](KnowledgeBase& kb) -> Result<void> {
-            auto summary = summarize_collection(kb);
+        const auto take_counts = [this, &reply](KnowledgeBase& kb) -> Result<void> {
+            auto summary = summarize_collection(kb, config_.clock());
             if (!summary) return std::move(summary).error();
             reply.removed = std::move(summary).value();
             return {};
@@ -894,6 +939,7 @@ private:
         source.tier = q->source.tier == 0 ? schema::kDefaultTier : q->source.tier;
         source.loaded_at = loaded_at_or_now(q->source.loaded_at);
         source.media_type = q->source.media_type;
+        source.source_date = q->source.date;
         auto load = staged_load_name(body);
         if (!load) return std::move(load).error();
         if (!load->empty()) {
@@ -995,6 +1041,7 @@ private:
             record.media_type = doc.source.media_type;
             record.tier = doc.source.tier == 0 ? schema::kDefaultTier : doc.source.tier;
             record.loaded_at = loaded_at_or_now(doc.source.loaded_at);
+            record.source_date = doc.source.date;
             record.text = doc.text;
             std::vector<ChunkRecord> chunks;
             chunks.reserve(doc.chunks.size());

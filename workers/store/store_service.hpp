@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +47,8 @@ inline constexpr std::string_view kOpIndex = "index";              // IndexReque
 inline constexpr std::string_view kOpCollections = "collections";  // {} -> CollectionList
 inline constexpr std::string_view kOpCollectionDelete =
     "collection-delete";  // CollectionDeleteRequest -> CollectionDeleted
+inline constexpr std::string_view kOpCollectionSet =
+    "collection-set";  // CollectionSetRequest -> CollectionSummary
 // A staged load: load-triples with "load": NAME stages its batch (nothing visible yet); then
 // load-commit {collection, load} -> LoadTriplesResponse over the whole load, or load-abort.
 inline constexpr std::string_view kOpLoadCommit = "load-commit";
@@ -71,6 +74,10 @@ struct StoreServiceConfig {
     // A staged load that staged a batch within this long is in progress: `collection-delete`
     // refuses its collection. Older staging was abandoned (the loader sends batches back to back).
     std::chrono::seconds staged_load_idle{600};
+    // The clock staleness is judged by (docs/knowledge.md §3); tests set their own.
+    std::function<std::chrono::system_clock::time_point()> clock = [] {
+        return std::chrono::system_clock::now();
+    };
 };
 
 // Shared by every worker slot of the process (collections are opened once, on first use, and

@@ -106,6 +106,12 @@ RagResponse sample_rag(std::size_t variant) {
         c.tier = 2;
         c.text = tricky_strings()[(variant + 5) % tricky_strings().size()];
         c.spans = {{0, 9}, {20, 31}};
+        if (variant % 3 == 0) {  // freshness (issue 35)
+            c.loaded_at = "2026-11-29T19:00:00Z";
+            c.date = "2020-01-01";
+            c.max_age = "90d";
+            c.stale = variant % 2 == 0;
+        }
         m.citations = {c, c};
         m.citations[1].n = 2;
         m.citations[1].spans.clear();
@@ -337,6 +343,11 @@ TEST(JsonFast, StoreRepliesAreWrittenAsTheTreeEncoderWritesThem) {
                           static_cast<std::uint32_t>(n),
                           "2026-11-29T19:00:0" + std::to_string(n % 10) + "Z"};
         if (n % 2) source.document = "urn:doc:" + s;
+        if (n % 3 == 1) {  // freshness (issue 35)
+            source.date = "2020-01-0" + std::to_string(n % 9 + 1);
+            source.max_age = "1d";
+            source.stale = n % 2 == 1;
+        }
         list.push_back(source);
         if (n % 3 == 0) list.push_back(source);
         if (n % 4 == 0) sources.sources.emplace_back();
@@ -365,6 +376,11 @@ TEST(JsonFast, StoreRepliesDecodeAsTheTreeDecoderDoes) {
         FactSource source{"urn:file:" + s, n % 2 ? "chunk" : "file", std::nullopt,
                           n == 3 ? 4294967295u : static_cast<std::uint32_t>(n), "2026-11-29"};
         if (n % 2) source.document = "urn:doc:" + s;
+        if (n % 3 == 2) {
+            source.date = s;
+            source.max_age = "2w";
+            source.stale = true;
+        }
         list.push_back(source);
         if (n % 4 == 0) sources.sources.emplace_back();
         ++n;

@@ -1,6 +1,8 @@
 // Relevance reflection and answer provenance on invented engine results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "workers/query/answer_provenance.hpp"
@@ -143,6 +145,43 @@ TEST(Provenance, TheWeakestTierAndTheChainOfTheWinner) {
     const json j = provenance_json(p);
     EXPECT_EQ(j["derivation"].size(), 4u);
     EXPECT_EQ(j["aggregate_tier"], 3);
+}
+
+// Issue 35: a cited source's freshness, as the engine's citation gave it, is in the provenance
+// (its FINAL entry and the Conclusion's gb:AnswerSource).
+TEST(Provenance, ACitedSourcesFreshnessIsCarried) {
+    RouteDecision route;
+    route.method = "rules";
+    std::vector<EngineRun> runs;
+    runs.push_back(run_of(
+        "graph-rag",
+        json{{"citations",
+              json::array({json{{"n", 1},
+                                {"document", "file:///old.ttl"},
+                                {"chunk", ""},
+                                {"tier", 1},
+                                {"loaded_at", "2026-11-29T10:00:00Z"},
+                                {"date", "2020-01-01"},
+                                {"max_age", "1d"},
+                                {"stale", true}},
+                           json{{"n", 2}, {"document", "file:///new.ttl"}, {"tier", 2}}})}}));
+    const auto p = answer_provenance(route, runs, 0);
+    ASSERT_EQ(p.sources.size(), 2u);
+    EXPECT_EQ(p.sources[0].date, "2020-01-01");
+    EXPECT_EQ(p.sources[0].stale, std::optional<bool>(true));
+    EXPECT_FALSE(p.sources[1].stale.has_value()) << "its citation said nothing";
+    const json j = provenance_json(p);
+    EXPECT_EQ(j["sources"][0].value("loaded_at", ""), "2026-11-29T10:00:00Z");
+    EXPECT_EQ(j["sources"][0].value("stale", false), true);
+    EXPECT_FALSE(j["sources"][1].contains("stale"));
+    const auto ts = schema::explain::routed_conclusion(
+        schema::explain::RunUris::from_uuid("11111111-2222-4333-8444-555555555555").value(), {},
+        schema::explain::StoredText{"x", std::nullopt}, p);
+    const auto stale = std::count_if(ts.begin(), ts.end(), [](const schema::Triple& t) {
+        return t.p == schema::iri(schema::vocab::kStale) &&
+               t.o == schema::typed_literal("true", schema::kXsdBoolean);
+    });
+    EXPECT_EQ(stale, 1);
 }
 
 TEST(Provenance, UnknownTiersCountAsTheWeakestAndSeveralEnginesAreFused) {
