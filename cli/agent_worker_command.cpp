@@ -38,6 +38,7 @@ void run_agent(const AgentOptions& options) {
     agent::AgentConfig config = options.config;
     config.call_timeout = std::chrono::milliseconds{settings().integer("agent.call_timeout_ms")};
     config.max_iterations = static_cast<std::uint32_t>(settings().integer("agent.max_iterations"));
+    config.min_confidence = settings().number("agent.min_confidence");
     const char* no_explain = std::getenv("GLASSBOX_BENCH_NO_EXPLAIN");
     config.explain = !(no_explain != nullptr && std::string_view(no_explain) == "1");
     run_worker(std::string(schema::services::kAgent), options.worker,
@@ -73,6 +74,7 @@ void add_agent_worker_command(CLI::App& worker_command) {
     sub->add_option("--react-template", c.react_template, "The llm template of each step")
         ->capture_default_str();
     add_setting_option(*sub, "agent.call_timeout_ms", "--call-timeout-ms");
+    add_setting_option(*sub, "agent.min_confidence", "--min-confidence");
 }
 
 }  // namespace glassbox::cli

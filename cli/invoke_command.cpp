@@ -347,6 +347,10 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                         "Iterations at most (0: the worker's limit, 10 by default)");
         cmd->add_option("--tool", options->targets.agent.tools,
                         "Offer only this tool (repeat for several)");
+        cmd->add_option("--min-confidence", options->targets.agent.min_confidence,
+                        "Below this calibrated confidence the answer says it does not know "
+                        "(default: the worker's agent.min_confidence)")
+            ->check(CLI::Range(0.0, 1.0));
     } else {
         cmd->add_option("--doc-limit", options->targets.document_rag.doc_limit,
                         "Chunks the answer uses (0: 20)");

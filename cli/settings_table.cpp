@@ -344,6 +344,10 @@ std::vector<Setting> glassbox_settings() {
         integer_setting("agent.call_timeout_ms", 0, 0, kHourMs,
                         "Agent: deadline of each tool call (0: the request's time left)")
             .flag("--call-timeout-ms"),
+        number_setting("agent.min_confidence", 0.25, 0.0, 1.0,
+                       "Agent: below this calibrated confidence an answer says it does not know "
+                       "(0: never)")
+            .flag("--min-confidence"),
         choice_setting("query.reflection", "model-free", {"model-free", "llm"},
                        "How the router judges an answer's relevance")
             .flag("--reflection"),
@@ -351,7 +355,7 @@ std::vector<Setting> glassbox_settings() {
                        "An answer below this calibrated confidence is escalated")
             .flag("--confidence-threshold"),
         number_setting("query.relevance_threshold", 0.4, 0.0, 1.0,
-                       "An answer from an engine without a calibrated confidence (the agent) is "
+                       "An answer without a calibrated confidence (or one a model judged) is "
                        "escalated below this relevance")
             .flag("--relevance-threshold"),
         integer_setting("query.max_escalations", 2, 0, 2, "Escalations per question at most")

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/ascii.hpp"
+#include "reasoner/detail/name_list.hpp"
 #include "reasoner/detail/question_analysis.hpp"
 #include "reasoner/detail/question_intent.hpp"
 #include "reasoner/detail/relation_cues.hpp"
@@ -213,23 +214,24 @@ private:
         return step;
     }
 
-    // The chain is complete: its first end (after a follow-up's exclusions) is the answer, the
-    // others are named too.
+    // The chain is complete: its ends (after a follow-up's exclusions) are the answer, the best
+    // reached first, at most limits_.listed named and the rest counted ("and 3 others").
     PlannerStep chain_complete(std::vector<Reached> frontier) const {
         const std::string words = path_words();
         const std::string left_out = leave_out_excluded(frontier);
+        const std::size_t listed =
+            std::min(frontier.size(), std::max<std::size_t>(1, limits_.listed));
+        std::vector<std::string> names;
+        for (std::size_t k = 0; k < listed; ++k) names.push_back(frontier[k].label);
+        const std::string list = detail::join_names(names, frontier.size() - listed);
+        // Several ends are counted, so a reader sees the answer is a list ("2 things: A and B").
+        const std::string ends =
+            frontier.size() > 1 ? std::to_string(frontier.size()) + " things: " + list : list;
         PlannerStep step;
-        step.final_answer = frontier.front().label;
-        step.thought = "The chain " + words + " is complete; it ends at " + frontier.front().label +
-                       "." + left_out;
-        step.response = "Following " + words + " from " + intent_.entities.front() + " leads to " +
-                        frontier.front().label + ".";
-        if (frontier.size() > 1) {
-            step.response += " Also reached:";
-            for (std::size_t k = 1; k < frontier.size(); ++k)
-                step.response += (k > 1 ? ", " : " ") + frontier[k].label;
-            step.response += ".";
-        }
+        step.final_answer = list;
+        step.thought = "The chain " + words + " is complete; it ends at " + ends + "." + left_out;
+        step.response =
+            "Following " + words + " from " + intent_.entities.front() + " leads to " + ends + ".";
         return step;
     }
 
@@ -445,7 +447,9 @@ private:
         for (auto& [key, r] : reached) out.push_back(std::move(r));
         std::stable_sort(out.begin(), out.end(),
                          [](const Reached& a, const Reached& b) { return a.score > b.score; });
-        if (out.size() > limits_.frontier) out.resize(limits_.frontier);
+        // The last hop's ends are the answer, all of them named or counted; an inner hop carries
+        // only the best few on (each is one lookup).
+        if (!last && out.size() > limits_.frontier) out.resize(limits_.frontier);
         return out;
     }
 

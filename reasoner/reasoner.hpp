@@ -102,6 +102,8 @@ struct PlannerLimits {
     // A predicate must match the hop's relation at least this well (relation_cues scale: 1 same
     // stem, 0.8 a shared cue) to be followed.
     double min_match = 0.45;
+    // Ends of a complete chain the final answer names; more are counted ("and 3 others").
+    std::size_t listed = 12;
 };
 
 // One step of the plan, in the agent-react reply form (Thought / Action / Args / Final Answer).
@@ -120,7 +122,8 @@ struct PlannerStep {
 // {"name", ...}) and the `steps` so far (the template's JSON list of {"thought", "calls":
 // [{"tool", "args", "observation", "error"}]}). Deterministic: the same input, the same step.
 // `exclude`: labels a follow-up's "else" leaves out (text::already_answered); a chain that ends
-// at several entities answers with one of the others.
+// at several entities answers with the others. A chain that ends at several entities names them
+// all (at most limits.listed, the rest counted): "A and B", with the count in the response.
 PlannerStep plan_agent_step(std::string_view question, const nlohmann::json& tools,
                             const nlohmann::json& steps, const PlannerLimits& limits = {},
                             const std::vector<std::string>& exclude = {});

@@ -2,7 +2,12 @@
 // graph-rag, document-rag and agent workers as processes on loopback, ops/sample loaded with
 // `glassbox load`. The agent's chain is checked like the RAG chains; a tool's worker killed
 // mid-call becomes an error Observation and the agent goes on; the agent's own worker killed
-// mid-run leaves a trace ended with status error after the step it reached; `invoke agent`.
+// mid-run leaves a trace ended with status error after the step it reached; a chain that ends at
+// several entities names them all, and the answer carries its calibrated confidence;
+// `invoke agent`.
+#include <cmath>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "schema/messages.hpp"
@@ -130,6 +135,59 @@ TEST_F(AgentTest, AThreeHopSampleQuestionIsAnsweredStepByStepWithACheckedChain) 
     EXPECT_EQ(graph.values(schema::iri(steps.back()), vocab::kAnswerSourceProperty).size(), 1u);
 }
 
+// A chain that ends at two entities names both, counted, each cited; the answer carries its
+// calibrated confidence in the FINAL and on the Conclusion, as a RAG Synthesis does (issue 35).
+TEST_F(AgentTest, AListAnswerNamesEveryEndAndCarriesItsConfidence) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const auto a = ask({{"question", "What damage did the Great Gale of 1887 do?"}});
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    const json& final = *a.run.final;
+    EXPECT_EQ(final.value("answer", ""), "Cobble Quay and Saltspire Light") << final.dump();
+    const std::string response = final.value("response", "");
+    EXPECT_NE(response.find("2 things: Cobble Quay and Saltspire Light"), std::string::npos)
+        << response;
+    EXPECT_EQ(response.find("Also reached"), std::string::npos) << response;
+    ASSERT_EQ(final["citations"].size(), 2u) << final.dump();
+    EXPECT_NE(final["citations"][0].value("text", "").find("Cobble Quay"), std::string::npos);
+    EXPECT_NE(final["citations"][1].value("text", "").find("Saltspire Light"), std::string::npos);
+
+    ASSERT_TRUE(final.contains("confidence") && final["confidence"].is_number()) << final.dump();
+    const double p = final["confidence"].get<double>();
+    EXPECT_GE(p, 0.0);
+    EXPECT_LE(p, 1.0);
+    EXPECT_TRUE(final.value("confidence_words", "") == "very likely" ||
+                final.value("confidence_words", "") == "likely" ||
+                final.value("confidence_words", "") == "uncertain" ||
+                final.value("confidence_words", "") == "unlikely")
+        << final.dump();
+    const std::string calibrator = final.value("calibrator", "");
+    EXPECT_TRUE(calibrator.ends_with("/agent")) << calibrator;
+    ASSERT_TRUE(final["evidence"].is_array() && !final["evidence"].empty()) << final.dump();
+    bool ends_seen = false;
+    for (const auto& f : final["evidence"]) {
+        if (f.value("name", "") != "answer_ends") continue;
+        ends_seen = true;
+        EXPECT_NEAR(f["value"].get<double>(), std::log1p(2.0), 1e-9) << f.dump();
+    }
+    EXPECT_TRUE(ends_seen) << final["evidence"].dump();
+    EXPECT_EQ(final.value("abstained", false), p < 0.25);
+
+    const TraceGraph graph(a.run.explains);
+    const auto conclusion = schema::iri(rag::step_uris(a.run).back());
+    ASSERT_TRUE(graph.has_type(conclusion, vocab::kConclusion));
+    const auto stated = graph.text(conclusion, vocab::kAnswerConfidence);
+    ASSERT_TRUE(stated.has_value()) << "no gb:answerConfidence on the Conclusion";
+    EXPECT_NEAR(std::stod(*stated), p, 1e-9);
+    EXPECT_EQ(graph.text(conclusion, vocab::kCalibrator), std::optional<std::string>(calibrator));
+    const auto features = graph.values(conclusion, vocab::kEvidenceFeatureProperty);
+    EXPECT_EQ(features.size(), final["evidence"].size());
+    for (const auto& node : features) {
+        EXPECT_TRUE(graph.has_type(node, vocab::kEvidenceFeature));
+        EXPECT_TRUE(graph.text(node, vocab::kFeatureName).has_value());
+        EXPECT_TRUE(graph.text(node, vocab::kFeatureValue).has_value());
+    }
+}
+
 TEST_F(AgentTest, AFollowUpsPronounIsReadAsThePreviousTurnsEntityOffline) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const std::string conversation = "follow-up-" + port_of(broker_.endpoint);
@@ -240,6 +298,7 @@ TEST_F(AgentTest, InvokeAgentShowsTheStepsAsTheyHappenThenTheAnswer) {
     EXPECT_NE(r.out.find("[0] observation:"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Answer: Brinehaven"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("(final-answer after"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nconfidence: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("glassbox traces show"), std::string::npos) << r.out;
 }
 

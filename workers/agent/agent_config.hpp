@@ -42,6 +42,9 @@ struct AgentConfig {
     // fetch may take (a trace service that is down must not hold the run up).
     std::uint32_t history_turns = 5;
     std::chrono::milliseconds history_timeout{2'000};
+    // Below this calibrated confidence the answer says it does not know (docs/confidence.md);
+    // a request's min_confidence overrides it; 0: never.
+    double min_confidence = 0.25;
     // Send explain messages (false: the bench-only switch, GLASSBOX_BENCH_NO_EXPLAIN=1).
     bool explain = true;
 };

@@ -6,11 +6,13 @@
 #include <set>
 
 #include "base/log.hpp"
+#include "reasoner/stated_confidence.hpp"
 #include "schema/collection_name.hpp"
 #include "schema/messages_trace.hpp"
 #include "workers/agent/agent_tools.hpp"
 #include "workers/agent/agent_trace.hpp"
 #include "workers/agent/answer_evidence.hpp"
+#include "workers/agent/answer_features.hpp"
 #include "workers/agent/react_reply.hpp"
 #include "workers/runtime/collection_check.hpp"
 
@@ -188,6 +190,7 @@ private:
                                   {"args", out.args},
                                   {"observation", out.observation},
                                   {"error", out.error}});
+            count_outcome(out);
             remember(out, n);
         }
         if (too_many) {
@@ -201,6 +204,14 @@ private:
         step["calls"] = std::move(step_calls);
         return trace_.observation(n, step_info(tool_time, analysis_uri), std::move(text),
                                   std::move(details));
+    }
+
+    // How the run's tool calls went, for the answer's evidence features.
+    void count_outcome(const ToolOutcome& out) {
+        const bool lookup = std::any_of(tools_.begin(), tools_.end(), [&](const Tool& t) {
+            return t.name == out.tool && t.kind == ToolKind::kTriples;
+        });
+        if (out.error) ++(lookup ? empty_lookups_ : tool_errors_);
     }
 
     // The best answer so far: a RAG tool's short answer, else the last observation that is not
@@ -217,6 +228,7 @@ private:
         if (out.answer && !out.answer->empty()) {
             best_answer_ = *out.answer;
             best_response_ = out.response;
+            best_confidence_ = out.confidence;
         } else if (best_answer_.empty()) {
             best_response_ = out.response.empty() ? out.observation : out.response;
         }
@@ -317,8 +329,11 @@ private:
         }
         AnswerEvidence evidence;
         std::optional<explain::AnswerProvenance> provenance;
+        std::optional<explain::AnswerConfidence> confidence;
         if (!error) {
-            evidence = rested_on();
+            const auto behind = facts_behind(answer_, facts_);
+            evidence = rested_on(behind);
+            confidence = assess(termination, behind, evidence);
             response_ = with_citation_markers(std::move(response_), evidence.citations.size());
             provenance =
                 explain::AnswerProvenance{derivation(), 0, "agent", evidence.answer_sources};
@@ -327,7 +342,7 @@ private:
         auto concluded = trace_.conclude(
             step_info({}), response_, std::string(termination),
             termination == kError ? std::nullopt : std::optional<std::string>(answer_), error,
-            std::move(provenance));
+            std::move(provenance), confidence);
         if (error) {
             (void)context_.fail(*error);
             return {};
@@ -348,14 +363,48 @@ private:
         body["session"] = trace_.session();
         body["termination"] = termination;
         body["iterations"] = iterations_;
+        if (confidence) reasoner::add_confidence_fields(body, *confidence);
         return context_.reply(body);
+    }
+
+    // The answer's confidence: its evidence features scored by the agent's calibrator; below the
+    // request's floor (else the worker's) the answer abstains (abstain()).
+    explain::AnswerConfidence assess(std::string_view termination,
+                                     const std::vector<std::size_t>& behind,
+                                     const AnswerEvidence& evidence) {
+        AgentRunEvidence run;
+        run.question = request_.question;
+        run.answer = answer_;
+        run.final_answer = termination == kFinalAnswer;
+        run.iterations = iterations_;
+        run.facts = facts_;
+        run.behind = behind;
+        run.empty_lookups = empty_lookups_;
+        run.tool_errors = tool_errors_;
+        run.rag_answer =
+            !best_answer_.empty() && normalise_name(answer_) == normalise_name(best_answer_);
+        run.rag_confidence = best_confidence_;
+        auto confidence = reasoner::stated_confidence(agent_features(run, evidence), "agent");
+        const double floor = request_.min_confidence.value_or(config_.min_confidence);
+        if (reasoner::below_floor(confidence, floor)) abstain(confidence, floor);
+        return confidence;
+    }
+
+    // The answer as it is given below its floor (docs/confidence.md): it says it does not know,
+    // what the evidence points to and why it is unsure, then what was found; no short answer.
+    void abstain(explain::AnswerConfidence& confidence, double floor) {
+        const auto worst = reasoner::most_lowering_feature(confidence);
+        const std::string note = reasoner::abstention_note(
+            confidence, floor, answer_, worst ? agent_doubt(*worst) : "its evidence is weak");
+        response_ = response_.empty() ? note : note + " What was found: " + response_;
+        answer_.clear();
+        confidence.abstained = true;
     }
 
     // The evidence the answer rests on: the lookup facts traced back from it, with the sources
     // the store recorded for them (one fact-sources request; if it fails the facts are cited
     // without a source, so their tier counts as not known), and the RAG tools' citations.
-    AnswerEvidence rested_on() {
-        const auto behind = facts_behind(answer_, facts_);
+    AnswerEvidence rested_on(const std::vector<std::size_t>& behind) {
         std::vector<ObservedFact> chosen;
         std::vector<schema::Triple> triples;
         for (const std::size_t i : behind) {
@@ -399,6 +448,9 @@ private:
     std::string response_;
     std::string best_answer_;
     std::string best_response_;
+    std::optional<double> best_confidence_;  // the best answer's RAG tool's confidence
+    std::size_t empty_lookups_ = 0;
+    std::size_t tool_errors_ = 0;
     std::vector<std::string> sources_;            // the RAG tools' sources
     std::vector<schema::RagCitation> citations_;  // the RAG tools' citations
     std::vector<StepFact> facts_;                 // every fact the lookups showed
@@ -432,11 +484,16 @@ base::Result<ResolvedRequest> resolve_agent_request(const schema::AgentRequest& 
                           "\"max_iterations\" (" + std::to_string(request.max_iterations) +
                               ") may lower the worker's limit of " +
                               std::to_string(config.max_iterations) + ", not raise it");
+    if (request.min_confidence &&
+        !(*request.min_confidence >= 0.0 && *request.min_confidence <= 1.0))
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"min_confidence\" must be a number from 0 to 1");
     auto selected = select_tools(tools, request.tools);
     if (!selected) return std::move(selected).error();
     ResolvedRequest resolved{request, std::move(*selected)};
     resolved.request.max_iterations =
         schema::or_default(request.max_iterations, config.max_iterations);
+    resolved.request.min_confidence = request.min_confidence.value_or(config.min_confidence);
     return resolved;
 }
 

@@ -24,7 +24,8 @@ inline constexpr std::string_view kError = "error";
 
 // The request with its defaults filled in and checked: a non-empty question within
 // config.max_question_bytes, max_iterations 0 → config.max_iterations and never above it,
-// tools a subset of `tools` (InvalidRequest naming what is wrong).
+// tools a subset of `tools`, min_confidence from 0 to 1 (absent → config.min_confidence)
+// (InvalidRequest naming what is wrong).
 struct ResolvedRequest {
     schema::AgentRequest request;
     std::vector<Tool> tools;
@@ -35,7 +36,8 @@ base::Result<ResolvedRequest> resolve_agent_request(const schema::AgentRequest& 
 
 // Request: schema::AgentRequest. Replies while streaming: PARTIAL {"message_type": "thought" |
 // "action" | "observation" | "explain" | "answer", ...}; explain messages per step; the FINAL
-// (RagResponse fields + "termination", "iterations", "session"). Safe on many threads.
+// (RagResponse fields + "termination", "iterations", "session", and the answer's confidence:
+// "confidence", "confidence_words", "calibrator", "evidence", "abstained"). Safe on many threads.
 void handle_agent(runtime::RequestContext& context, const AgentConfig& config,
                   const std::vector<Tool>& tools);
 runtime::Handler make_agent_handler(AgentConfig config, std::vector<Tool> tools);

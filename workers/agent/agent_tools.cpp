@@ -181,6 +181,8 @@ void ToolRunner::read_reply(const Tool& tool, const runtime::CallResult& result,
     out.response = reply->response;
     out.sources = reply->sources;
     out.citations = reply->citations;
+    if (const auto c = result.final.find("confidence"); c != result.final.end() && c->is_number())
+        out.confidence = std::clamp(c->get<double>(), 0.0, 1.0);
     out.explain = result.explain;
     for (auto it = result.explain.rbegin(); it != result.explain.rend(); ++it) {
         if (it->is_object() && it->contains("explain_id") && (*it)["explain_id"].is_string()) {

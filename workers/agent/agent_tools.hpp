@@ -38,6 +38,7 @@ struct ToolOutcome {
     std::string response;                        // a RAG tool's answer text
     std::vector<std::string> sources;            // what a RAG tool's answer drew on
     std::vector<schema::RagCitation> citations;  // a RAG tool's cited sources, with their tier
+    std::optional<double> confidence;            // a RAG tool's calibrated confidence, if any
     std::vector<ObservedFact> facts;             // a triples-query's facts, as shown
     std::string sub_run_last_step;               // a RAG tool's sub-run: the URI of its last step
     std::vector<nlohmann::json> explain;         // a RAG tool's sub-run explain messages, in order

@@ -92,7 +92,8 @@ base::Result<void> AgentTrace::conclude(const explain::StepInfo& info, std::stri
                                         std::string termination,
                                         std::optional<std::string> short_answer,
                                         const std::optional<base::Error>& error,
-                                        std::optional<explain::AnswerProvenance> provenance) {
+                                        std::optional<explain::AnswerProvenance> provenance,
+                                        std::optional<explain::AnswerConfidence> confidence) {
     reached_ = "conclusion";
     ended_ = true;
     const auto status = error ? schema::TraceStatus::kError : schema::TraceStatus::kComplete;
@@ -100,10 +101,12 @@ base::Result<void> AgentTrace::conclude(const explain::StepInfo& info, std::stri
         run_.conclusion(),
         [run = run_, info, answer = std::move(answer), termination = std::move(termination),
          short_answer = std::move(short_answer), status, provenance = std::move(provenance),
+         confidence = std::move(confidence),
          ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
             explain::conclusion(out, run, info, explain::StoredText{answer, std::nullopt},
                                 termination, short_answer);
             if (provenance) explain::answer_provenance(out, run, *provenance);
+            if (confidence) explain::conclusion_confidence(out, run, *confidence);
             explain::trace_end(out, run, ended, status);
         },
         error ? runtime::ExplainState::kError : runtime::ExplainState::kComplete, error);

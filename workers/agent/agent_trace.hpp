@@ -36,12 +36,15 @@ public:
                                    std::string text, schema::explain::ObservationInfo details);
     // The Conclusion and the end of the trace (status complete, or error with `error`). With
     // `provenance`, the Conclusion also records the answer's sources, their data tiers and the
-    // aggregate tier (gb:answerSource, gb:aggregateTier, as a routed answer's).
+    // aggregate tier (gb:answerSource, gb:aggregateTier, as a routed answer's); with
+    // `confidence`, the answer's confidence as a RAG Synthesis records it (gb:answerConfidence,
+    // gb:calibrator, gb:abstained, gb:evidenceFeature).
     base::Result<void> conclude(
         const schema::explain::StepInfo& info, std::string answer, std::string termination,
         std::optional<std::string> short_answer,
         const std::optional<base::Error>& error = std::nullopt,
-        std::optional<schema::explain::AnswerProvenance> provenance = std::nullopt);
+        std::optional<schema::explain::AnswerProvenance> provenance = std::nullopt,
+        std::optional<schema::explain::AnswerConfidence> confidence = std::nullopt);
     // Ends the request with `error` (the trace first, with status error, unless the request was
     // cancelled: the broker closes the trace then).
     void fail(const base::Error& error);

@@ -16,13 +16,37 @@ const std::string& cited_source(const schema::RagCitation& c) {
     return c.chunk.empty() ? c.document : c.chunk;
 }
 
+// True when `text` holds `sep` ending at `at` (before) or starting at `at` (after).
+bool separated_before(std::string_view text, std::size_t at) {
+    if (at == 0) return true;
+    const auto before = text.substr(0, at);
+    return before.ends_with(", ") || before.ends_with(" and ");
+}
+
+bool separated_after(std::string_view text, std::size_t at) {
+    if (at == text.size()) return true;
+    const auto after = text.substr(at);
+    return after.starts_with(", ") || after.starts_with(" and ");
+}
+
 }  // namespace
+
+bool answer_names(std::string_view answer, std::string_view label) {
+    const std::string list = normalise_name(answer);
+    const std::string name = normalise_name(label);
+    if (name.empty() || list.empty()) return false;
+    for (std::size_t at = list.find(name); at != std::string::npos; at = list.find(name, at + 1)) {
+        if (separated_before(list, at) && separated_after(list, at + name.size())) return true;
+    }
+    return false;
+}
 
 std::vector<std::size_t> facts_behind(std::string_view answer, const std::vector<StepFact>& facts,
                                       std::size_t limit) {
     std::vector<std::size_t> chosen;
-    const std::string wanted = normalise_name(answer);
-    if (wanted.empty()) return chosen;
+    if (normalise_name(answer).empty()) return chosen;
+    // Each end of the answer's name is traced back: a list answer cites every end it names.
+    const auto leads = [&](const StepFact& f) { return answer_names(answer, f.fact.other_label); };
     // When each entity was first looked up: a fact leading to it must come from before.
     std::map<std::string, std::size_t> looked_up;
     for (const auto& f : facts) {
@@ -49,12 +73,9 @@ std::vector<std::size_t> facts_behind(std::string_view answer, const std::vector
     // too is not what the chain ended on.
     std::optional<std::size_t> last;
     for (const auto& f : facts)
-        if (normalise_name(f.fact.other_label) == wanted)
-            last = std::max(last.value_or(0), f.iteration);
+        if (leads(f)) last = std::max(last.value_or(0), f.iteration);
     for (std::size_t i = 0; last && i < facts.size() && chosen.size() < limit; ++i) {
-        if (facts[i].iteration == *last && normalise_name(facts[i].fact.other_label) == wanted &&
-            !already(i))
-            choose(i);
+        if (facts[i].iteration == *last && leads(facts[i]) && !already(i)) choose(i);
     }
     for (std::size_t t = 0; t < targets.size() && chosen.size() < limit; ++t) {
         const auto [entity, before] = targets[t];

@@ -24,10 +24,15 @@ struct StepFact {
     std::size_t iteration = 0;
 };
 
+// True when `answer` names `label` (both compared as normalise_name): it is the answer, or one
+// item of a list answer ("A, B and C", "A, B and 3 others": the label stands between the start,
+// ", " or " and " and the end, ", " or " and "), so a label that holds "and" still matches whole.
+bool answer_names(std::string_view answer, std::string_view label);
+
 // The facts the answer rests on, as indices into `facts`, in the order found (the answer's own
-// fact first). The rule, deterministic and independent of the model that planned the lookups:
-// a fact whose other end is named `answer` (compared as normalise_name), shown by the last
-// iteration that showed such a fact, leads to the answer;
+// facts first). The rule, deterministic and independent of the model that planned the lookups:
+// a fact whose other end the answer names (answer_names: each end of a list answer), shown by
+// the last iteration that showed such a fact, leads to the answer;
 // then, going back, a fact whose other end is the entity a chosen fact was looked up from, shown
 // by an iteration before that entity's lookup, leads to it. Each stored triple once; at most
 // `limit`. No answer: none.

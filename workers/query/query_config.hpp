@@ -35,7 +35,8 @@ struct QueryConfig {
     std::string llm_service = "llm";
     std::chrono::milliseconds reflection_timeout{30'000};
     // An answer whose calibrated confidence is below this is escalated to the next engine; an
-    // engine that gives no confidence (the agent) is judged by relevance_threshold instead.
+    // answer without one (an engine with no shipped calibrator, or a model judged it) is judged
+    // by relevance_threshold instead.
     double confidence_threshold = 0.2;
     // An answer whose relevance is below this is escalated to the next engine.
     double relevance_threshold = 0.4;

@@ -128,21 +128,62 @@ TEST(AgentPlannerTest, RenderedStepsFollowTheTemplateForm) {
     EXPECT_EQ(render_react(final_step), "Thought: done\nFinal Answer: 42\nIt is 42.\n");
 }
 
-// A follow-up's "else": the chain's end that the conversation already answered is left out, and
-// the thought says so; without it, the first reached is the answer.
+// A chain that ends at several entities names them all, counted, best reached first.
+TEST(AgentPlannerTest, AChainEndingAtSeveralEntitiesNamesThemAllWithACount) {
+    const std::string q = "what did ilse_varrow design ?";
+    const json steps = json::array({step_of({lookup(
+        "ilse_varrow", {{"designed", "greyhollow_light"}, {"designed", "saltspire_light"}})})});
+    const auto last = plan_agent_step(q, kTools, steps);
+    ASSERT_TRUE(last.calls.empty()) << render_react(last);
+    EXPECT_EQ(last.final_answer, "greyhollow_light and saltspire_light");
+    EXPECT_NE(last.response.find("leads to 2 things: greyhollow_light and saltspire_light."),
+              std::string::npos)
+        << last.response;
+    EXPECT_EQ(last.response.find("Also reached"), std::string::npos) << last.response;
+
+    // One end: named alone, without a count.
+    const json one =
+        json::array({step_of({lookup("ilse_varrow", {{"designed", "greyhollow_light"}})})});
+    const auto single = plan_agent_step(q, kTools, one);
+    EXPECT_EQ(single.final_answer, "greyhollow_light");
+    EXPECT_EQ(single.response.find("things"), std::string::npos) << single.response;
+}
+
+TEST(AgentPlannerTest, ALongListNamesTheBoundAndCountsTheRest) {
+    const std::string q = "what did ilse_varrow design ?";
+    std::vector<std::pair<std::string, std::string>> designs;
+    designs.reserve(15);
+    for (int k = 0; k < 15; ++k) designs.emplace_back("designed", "light_" + std::to_string(k));
+    const json steps = json::array({step_of({lookup("ilse_varrow", designs)})});
+    // More ends than the frontier carried between hops: the last hop keeps them all (equal
+    // matches in the order of their keys).
+    const auto last = plan_agent_step(q, kTools, steps);
+    ASSERT_TRUE(last.calls.empty()) << render_react(last);
+    EXPECT_TRUE(last.final_answer.ends_with(", light_6 and 3 others")) << last.final_answer;
+    EXPECT_NE(last.response.find("leads to 15 things: "), std::string::npos) << last.response;
+    PlannerLimits three;
+    three.listed = 3;
+    EXPECT_EQ(plan_agent_step(q, kTools, steps, three).final_answer,
+              "light_0, light_1, light_10 and 12 others");
+}
+
+// A follow-up's "else": the chain's ends that the conversation already answered are left out,
+// and the thought says so; without it, every end is the answer.
 TEST(AgentPlannerTest, ElseLeavesOutWhatThePreviousTurnWasAbout) {
     const std::string q = "what did ilse_varrow design ?";
     const json steps = json::array({step_of({lookup(
         "ilse_varrow", {{"designed", "greyhollow_light"}, {"designed", "saltspire_light"}})})});
     const auto plain = plan_agent_step(q, kTools, steps);
     ASSERT_TRUE(plain.calls.empty()) << render_react(plain);
-    const std::string first = plain.final_answer;
-    const auto other = plan_agent_step(q, kTools, steps, {}, {first});
+    const auto other = plan_agent_step(q, kTools, steps, {}, {"greyhollow_light"});
     ASSERT_TRUE(other.calls.empty()) << render_react(other);
-    EXPECT_FALSE(other.final_answer.empty());
-    EXPECT_NE(other.final_answer, first) << render_react(other);
-    EXPECT_NE(other.thought.find("Leaving out " + first), std::string::npos) << other.thought;
-    // Nothing else reached: the answer stays (an answer, not silence).
+    EXPECT_EQ(other.final_answer, "saltspire_light") << render_react(other);
+    EXPECT_NE(other.thought.find("Leaving out greyhollow_light"), std::string::npos)
+        << other.thought;
+    // Everything reached was answered before: the answer stays (an answer, not silence).
+    EXPECT_EQ(
+        plan_agent_step(q, kTools, steps, {}, {"greyhollow_light", "saltspire_light"}).final_answer,
+        plain.final_answer);
     const json one =
         json::array({step_of({lookup("ilse_varrow", {{"designed", "greyhollow_light"}})})});
     EXPECT_EQ(plan_agent_step(q, kTools, one, {}, {plan_agent_step(q, kTools, one).final_answer})

@@ -4,10 +4,12 @@
 #include "workers/agent/agent_service.hpp"
 
 #include <deque>
+#include <map>
 #include <mutex>
 
 #include <gtest/gtest.h>
 
+#include "reasoner/answer_confidence.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/rag_cluster_suite.hpp"
@@ -221,6 +223,50 @@ TEST_F(AgentServiceTest, ThePlannerFollowsTheChainAndTheTraceExplainsEveryIterat
     EXPECT_EQ(objects(triples, run->question(), vocab::kStatus),
               std::vector<std::string>{"complete"});
     EXPECT_FALSE(objects(triples, run->observation(0), vocab::kDurationMs).empty());
+
+    // The answer's confidence: calibrated by the shipped agent calibrator, in the FINAL and on
+    // the Conclusion, with the features measured (docs/confidence.md).
+    ASSERT_TRUE(final.body.contains("confidence")) << final.body.dump();
+    const double p = final.body["confidence"].get<double>();
+    EXPECT_GT(p, 0.0);
+    EXPECT_LT(p, 1.0);
+    EXPECT_EQ(final.body["confidence_words"], std::string(reasoner::confidence_words(p)));
+    EXPECT_TRUE(final.body["calibrator"].get<std::string>().ends_with("/agent"));
+    EXPECT_FALSE(final.body.contains("abstained"));
+    std::map<std::string, double> evidence;
+    for (const auto& f : final.body["evidence"]) evidence[f["name"]] = f["value"].get<double>();
+    EXPECT_EQ(evidence["chain_complete"], 1.0) << final.body["evidence"].dump();
+    EXPECT_EQ(evidence["chain_hops"], 2.0) << final.body["evidence"].dump();
+    EXPECT_EQ(evidence["iterations"], 3.0);
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kAnswerConfidence).size(), 1u);
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kCalibrator),
+              std::vector<std::string>{final.body["calibrator"].get<std::string>()});
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kEvidenceFeatureProperty).size(),
+              final.body["evidence"].size());
+}
+
+// Below the request's floor the answer says it does not know and gives no short answer; the
+// trace says it abstained (docs/confidence.md).
+TEST_F(AgentServiceTest, BelowItsFloorTheAnswerSaysItDoesNotKnow) {
+    json body = agent_request("what is the nationality of marta_vell 's husband ?", "fam");
+    body["min_confidence"] = 1.0;
+    const auto replies = cluster_->request("agent", body);
+    const auto& final = replies.back();
+    ASSERT_EQ(final.kind, bus::ReplyKind::kFinal)
+        << (final.error ? final.error->describe() : final.body.dump());
+    EXPECT_EQ(final.body["answer"], "") << final.body.dump();
+    EXPECT_EQ(final.body["abstained"], true);
+    const std::string response = final.body["response"];
+    EXPECT_TRUE(response.starts_with("I do not know for sure. The evidence points to iceland"))
+        << response;
+    EXPECT_NE(response.find("What was found: "), std::string::npos) << response;
+    const auto triples = trace_triples(replies);
+    const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kAbstained),
+              std::vector<std::string>{"true"});
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kShortAnswer),
+              std::vector<std::string>{""});
 }
 
 TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndTheLoopGoesOn) {
@@ -374,7 +420,8 @@ TEST_F(AgentServiceTest, AConversationsEarlierTurnsReachTheModelAndTheQuestionRe
 TEST_F(AgentServiceTest, InvalidRequestsAreTypedErrors) {
     for (const auto& body :
          {agent_request("", "fam"), agent_request("q?", "fam", 50),
-          json{{"question", "q?"}, {"tools", {"web-search"}}}, json{{"question", 3}}}) {
+          json{{"question", "q?"}, {"tools", {"web-search"}}}, json{{"question", 3}},
+          json{{"question", "q?"}, {"min_confidence", 1.5}}}) {
         const auto replies = cluster_->request("agent", body);
         ASSERT_EQ(replies.back().kind, bus::ReplyKind::kError) << body.dump();
         EXPECT_TRUE(replies.back().error->type == base::ErrorType::kInvalidRequest ||
