@@ -52,6 +52,7 @@ struct Question {
     std::string id;
     std::string question;
     std::vector<std::string> accepted;
+    bool list = false;  // "kind": "list"
 };
 
 // One line of the set: an object with `question` (a non-empty string) and `answers` (a
@@ -69,6 +70,8 @@ Result<Question> question_of(const json& line, std::size_t number) {
             return make_error(ErrorType::kInvalidRequest, "an answer that is not a string");
         q.accepted.push_back(answer.get<std::string>());
     }
+    const auto kind = line.find("kind");
+    q.list = kind != line.end() && kind->is_string() && kind->get<std::string>() == "list";
     const auto id = line.find("id");
     q.id = id != line.end() && id->is_string()   ? id->get<std::string>()
            : id != line.end() && id->is_number() ? id->dump()
@@ -130,6 +133,7 @@ eval::EvalRow row_of(const Question& q, const Result<json>& reply, double second
     row.id = q.id;
     row.question = q.question;
     row.accepted = q.accepted;
+    row.list = q.list;
     row.seconds = seconds;
     if (!reply) {
         row.error = reply.error().describe();
@@ -147,6 +151,7 @@ eval::EvalRow row_of(const Question& q, const Result<json>& reply, double second
                     body["abstained"].get<bool>();
     row.trace = string_field(body, "session");
     row.score = eval::score_answer(row.short_answer, row.answer, row.accepted);
+    if (row.list) row.named_share = eval::named_share(row.short_answer, row.answer, row.accepted);
     return row;
 }
 
@@ -322,6 +327,9 @@ void print_text(const std::vector<eval::EvalRow>& rows, const eval::EvalSummary&
               << s.questions << " questions, " << s.errors << " errors, " << s.abstained
               << " abstained\nHits@1 " << percent(s.hits1) << ", exact match " << percent(s.exact)
               << ", F1 " << percent(s.f1) << '\n';
+    if (s.list_questions > 0)
+        std::cout << "list questions " << s.list_questions << ", complete " << percent(s.complete)
+                  << '\n';
     if (s.ece) {
         std::cout << "calibration error (ECE) " << percent(*s.ece) << "; accuracy at coverage";
         for (const auto& p : s.at_coverage)

@@ -25,17 +25,21 @@ json string_or_null(const json& object, const char* key) {
 
 // A citation as the engines write it (docs/rag.md §1), less the prompt's own evidence label.
 json citation(const json& c) {
-    return json{{"n", member(c, "n", nullptr)},
-                {"kind", member(c, "kind", nullptr)},
-                {"text", member(c, "text", "")},
-                {"title", member(c, "title", "")},
-                {"document", member(c, "document", "")},
-                {"chunk", member(c, "chunk", "")},
-                {"char_offset", member(c, "char_offset", nullptr)},
-                {"char_end", member(c, "char_end", nullptr)},
-                {"tier", member(c, "tier", nullptr)},
-                {"spans", member(c, "spans", json::array())},
-                {"selection", member(c, "selection", "")}};
+    json out{{"n", member(c, "n", nullptr)},
+             {"kind", member(c, "kind", nullptr)},
+             {"text", member(c, "text", "")},
+             {"title", member(c, "title", "")},
+             {"document", member(c, "document", "")},
+             {"chunk", member(c, "chunk", "")},
+             {"char_offset", member(c, "char_offset", nullptr)},
+             {"char_end", member(c, "char_end", nullptr)},
+             {"tier", member(c, "tier", nullptr)},
+             {"spans", member(c, "spans", json::array())},
+             {"selection", member(c, "selection", "")}};
+    // Freshness (docs/knowledge.md §3), when the engine said it.
+    for (const char* key : {"loaded_at", "date", "max_age", "stale"})
+        if (c.contains(key)) out[key] = c[key];
+    return out;
 }
 
 json citations_of(const json& final) {
@@ -60,6 +64,8 @@ json sources_of(const json& final) {
                         {"tier", member(s, "tier", nullptr)},
                         {"engine", member(s, "engine", nullptr)}};
             if (s.contains("fusion_score")) source["fusion_score"] = s["fusion_score"];
+            for (const char* key : {"loaded_at", "date", "stale"})
+                if (s.contains(key)) source[key] = s[key];
             out.push_back(std::move(source));
         }
         return out;
@@ -129,6 +135,8 @@ json query_answer(const json& final, const AnswerContext& context) {
                 {"calibrator", string_or_null(final, "calibrator")},
                 {"abstained", member(final, "abstained", false)},
                 {"evidence", member(final, "evidence", json::array())},
+                {"conflicts", member(final, "conflicts", json::array())},
+                {"completeness", member(final, "completeness", nullptr)},
                 {"provenance", provenance_of(final)},
                 {"model", string_or_null(final, "model")},
                 {"usage", usage_of(final)},

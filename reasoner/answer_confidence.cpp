@@ -7,9 +7,14 @@
 
 #include "reasoner/detail/calibration_data.hpp"
 #include "reasoner/detail/question_intent.hpp"
+#include "reasoner/detail/relation_cues.hpp"
 
 namespace glassbox::reasoner {
 namespace {
+
+// A predicate states a question's relation when it expresses it at least as well as a shared
+// relation cue does (relation_cues' scale: 1 the same stem, 0.8 a shared cue).
+constexpr double kStatesPart = 0.8;
 
 using base::ErrorType;
 using base::make_error;
@@ -33,7 +38,10 @@ base::Result<std::vector<double>> numbers(const json& engine, const char* key, s
 base::Result<Calibrator> calibrator_of(const std::string& name, const json& engine,
                                        const std::string& version) {
     Calibrator c;
-    c.version = version + "/" + name;
+    // An engine refitted alone (ops/fit-calibrator --engines) names its own fit's version.
+    const auto own = engine.is_object() ? engine.find("version") : engine.end();
+    c.version =
+        (own != engine.end() && own->is_string() ? own->get<std::string>() : version) + "/" + name;
     c.engine = name;
     if (!engine.is_object() || !engine.contains("features") || !engine["features"].is_array() ||
         !engine.contains("bias") || !engine["bias"].is_number())
@@ -124,7 +132,33 @@ Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& featu
 
 QuestionExpectation question_expectation(std::string_view question) {
     const auto analysed = detail::analysed_question(question);
-    return {analysed->relations.chain.size(), analysed->intent.type == detail::AnswerType::kYesNo};
+    return {analysed->relations.chain.size(), analysed->intent.type == detail::AnswerType::kYesNo,
+            analysed->intent.list};
+}
+
+std::vector<QuestionPart> question_parts(std::string_view question,
+                                         const std::vector<std::string>& statements) {
+    const auto analysed = detail::analysed_question(question);
+    const auto& rel = analysed->relations;
+    std::vector<double> best(rel.mentions.size(), 0.0);
+    for (const auto& s : statements) {
+        const auto match = detail::mention_match(s, rel);
+        for (std::size_t m = 0; m < best.size(); ++m) best[m] = std::max(best[m], match.best[m]);
+    }
+    std::vector<QuestionPart> parts;
+    const std::string& class_word = analysed->intent.class_word;
+    for (const std::size_t m : rel.chain) {
+        QuestionPart part;
+        bool names_class = false;  // "which lighthouses": the answer's class, not a relation
+        for (const std::size_t w : rel.mentions[m].words) {
+            part.words += (part.words.empty() ? "" : " ") + rel.words[w].surface;
+            names_class = names_class || rel.words[w].surface == class_word;
+        }
+        if (names_class) continue;
+        part.covered = best[m] >= kStatesPart;
+        parts.push_back(std::move(part));
+    }
+    return parts;
 }
 
 bool answer_type_mismatch(std::string_view question, std::string_view answer) {

@@ -51,9 +51,11 @@ struct Confidence {
 
 // The calibrators of a calibration file ({"version", "engines": {name: {"features", "mean",
 // "scale", "weight", "bias"}}}); a file of another shape is an InvalidRequest naming the fault.
+// An engine's own "version" (one refitted alone) stands for the file's in its calibrator's.
 base::Result<std::vector<Calibrator>> parse_calibrators(std::string_view json_text);
 
-// The calibrator shipped for `engine` ("graph-rag", "document-rag"), nullptr when there is none.
+// The calibrator shipped for `engine` ("graph-rag", "document-rag", "agent"), nullptr when there is
+// none.
 const Calibrator* shipped_calibrator(std::string_view engine);
 
 // The answer's confidence by `calibrator`; a feature the calibrator names but `features` lacks
@@ -63,13 +65,26 @@ Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& featu
 
 // What a question says about the answer it expects, from its words alone (the extractive
 // model's question analysis): how many relations it chains from its named entity (the hops a
-// path to the answer should take; 0 when none is recognised), and whether it is a yes/no
-// question.
+// path to the answer should take; 0 when none is recognised), whether it is a yes/no
+// question, and whether it asks for a list.
 struct QuestionExpectation {
     std::size_t relations = 0;
     bool yes_no = false;
+    bool list = false;  // it asks for every answer ("who are the children of X")
 };
 QuestionExpectation question_expectation(std::string_view question);
+
+// A part the question asks for: one of its relations, in its words ("children", "born"), and
+// whether one of the statements given states it (a fact's predicate expresses it at least as well
+// as a shared relation cue; docs/confidence.md, completeness).
+struct QuestionPart {
+    std::string words;
+    bool covered = false;
+};
+// The question's relation parts in the order its chain takes them (from the named entity out),
+// each checked against `statements` (the predicates of the facts an answer rests on).
+std::vector<QuestionPart> question_parts(std::string_view question,
+                                         const std::vector<std::string>& statements);
 
 // True when `answer` cannot be what the question asks for: a year or a number for "who",
 // "where" or "which X"; anything but a time for "when"; anything but a number for "how many".

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "reasoner/detail/question_analysis.hpp"
+#include "reasoner/detail/name_list.hpp"
 #include "reasoner/detail/question_intent.hpp"
 #include "reasoner/detail/relation_cues.hpp"
 #include "reasoner/reasoner.hpp"
@@ -42,7 +43,8 @@ using text::normalize;
 constexpr std::size_t kMaxFacts = 2'000;        // facts looked at (graph-rag sends 25 or so)
 constexpr std::size_t kMaxPathSteps = 200'000;  // path-search steps
 constexpr std::size_t kMaxHops = 3;
-constexpr std::size_t kMaxListed = 5;  // answers named before "and N others"
+constexpr std::size_t kMaxListed = 5;       // answers named before "and N others"
+constexpr std::size_t kMaxListedList = 20;  // the same for a question asking for a list
 // The least score of a path that answers: below it no fact expresses what was asked (a path
 // expressing nothing of the chain scores at most 0.2 × 0.5 × 1.5).
 constexpr double kDecides = 0.2;
@@ -273,13 +275,7 @@ std::string capitalised(std::string s) {
 }
 
 std::string join_list(const std::vector<std::string>& items, std::size_t others) {
-    std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += (i + 1 == items.size() && others == 0) ? " and " : ", ";
-        out += items[i];
-    }
-    if (others > 0) out += " and " + std::to_string(others) + (others == 1 ? " other" : " others");
-    return out;
+    return detail::join_names(items, others);
 }
 
 // How well a node fits the answer type the question expects: 1 fits, 0.85 cannot tell, 0.5
@@ -515,6 +511,7 @@ private:
     std::vector<std::vector<Expression>> chain_expressions() const;
     std::vector<std::vector<std::size_t>> joins_to_named_entities() const;
     std::vector<std::array<double, 2>> end_fits() const;
+    std::vector<bool> objects_named_as_class(const std::string& class_word) const;
     std::vector<std::size_t> joining(const Path& path) const;
     std::size_t joining_count(const Path& path) const;
     FactTake take_mentions(std::size_t f);
@@ -637,6 +634,26 @@ std::size_t EdgeAnswerWriter::joining_count(const Path& path) const {
     return count;
 }
 
+// Per node: whether a fact names it as one of `class_word` by its predicate's last word ("X
+// plays in club Y": Y is a club; "teams" asks for one through the lexicon's "club" cue).
+std::vector<bool> EdgeAnswerWriter::objects_named_as_class(const std::string& class_word) const {
+    std::vector<bool> named(g_.labels.size(), false);
+    if (intent_.type != AnswerType::kClass || class_word.empty()) return named;
+    const std::string class_stem = text::stem(lower(class_word));
+    const auto& class_cues = relation_cues(lower(class_word));
+    for (const auto& f : g_.facts) {
+        const auto words = text::words(lower(f.p));
+        if (words.empty() || type_predicate(f.p)) continue;
+        const std::string& last = words.back();
+        bool same = text::stem(last) == class_stem;
+        const auto& cues = relation_cues(last);
+        for (auto c : cues)
+            same = same || std::find(class_cues.begin(), class_cues.end(), c) != class_cues.end();
+        if (same) named[f.o] = true;
+    }
+    return named;
+}
+
 // How well a fact's far end fits the expected answer, reached forward ([0], its object) or
 // backward ([1], its subject): the type fit, the class its type facts give, less when named in
 // the question.
@@ -649,6 +666,7 @@ std::vector<std::array<double, 2>> EdgeAnswerWriter::end_fits() const {
     for (const auto& f : facts)
         if (type_predicate(f.p)) classes[f.s].insert(text::stem(lower(labels[f.o])));
     const std::string class_stem = text::stem(lower(intent.class_word));
+    const std::vector<bool> named_class = objects_named_as_class(intent.class_word);
     std::vector<std::array<double, 2>> end_fit(facts.size());
     for (std::size_t f = 0; f < facts.size(); ++f) {
         for (int side = 0; side < 2; ++side) {
@@ -656,7 +674,9 @@ std::vector<std::array<double, 2>> EdgeAnswerWriter::end_fits() const {
             double fit = type_fit(intent, labels[end], facts[f].p, side == 0);
             // The end's own class, when a fact gives it as the class asked ("which island"),
             // or its name does ("Club Leon" for "name a club").
-            if (!intent.class_word.empty() && classes[end].contains(class_stem)) fit = 1.0;
+            if (!intent.class_word.empty() &&
+                (classes[end].contains(class_stem) || named_class[end]))
+                fit = 1.0;
             // A node whose type facts give other classes only is not the X asked for ("on
             // which island": Tarnwick is a town).
             else if (!class_stem.empty() && !classes[end].empty())
@@ -974,17 +994,25 @@ void EdgeAnswerWriter::add_join_sentences(const Path& path, bool merged_stated,
 // The answer of the best paths: their ends as the short answer (at most kMaxListed named, "and N
 // others"), one sentence stating the walk, every fact walked cited, then the joining facts.
 ComposedAnswer EdgeAnswerWriter::state_answers(const std::vector<const Path*>& answers) const {
-    const std::size_t listed = std::min(answers.size(), kMaxListed);
+    const std::size_t listed = std::min(answers.size(), intent_.list ? kMaxListedList : kMaxListed);
     const std::size_t others = answers.size() - listed;
     const Path path = from_last_named_entity(*answers.front());
     std::vector<std::string> names;
     for (std::size_t a = 0; a < listed; ++a)
         names.push_back(node_text(g_.labels[answers[a]->nodes.back()], question_lower_));
-    const std::string subject = join_list(names, others);
+    const std::string listing = join_list(names, others);
+    // Several answers are counted: "2 lighthouses, A and B, were designed by Y"; "X damaged 2
+    // things: A and B" (values, such as years, are not counted).
+    const std::string count = answers.size() > 1 && !literal(path.nodes.back())
+                                  ? std::to_string(answers.size()) + " " + intent_.list_noun
+                                  : "";
     const std::vector<std::size_t> merged = merged_joins(path, listed);
-    const auto answer_first = answer_first_sentence(path, subject, names.size() > 1, merged);
+    const auto answer_first = answer_first_sentence(
+        path, count.empty() ? listing : count + ", " + listing + ",", names.size() > 1, merged);
     const bool ok = answer_first.has_value();
-    const std::string sentence = ok ? *answer_first : entity_first_sentence(path, subject);
+    const std::string sentence =
+        ok ? *answer_first
+           : entity_first_sentence(path, count.empty() ? listing : count + ": " + listing);
 
     std::vector<std::string> cited;
     for (std::size_t a = 0; a < listed; ++a)

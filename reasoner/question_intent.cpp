@@ -169,6 +169,39 @@ QuestionIntent expected_answer(std::string_view question) {
     return intent;
 }
 
+// A plural English noun as written: "children", "people", or an -s plural that is not "-ss",
+// "-us" or "-is" ("players", "professions", not "address", "status", "analysis").
+bool plural_noun(std::string_view w) {
+    if (w == "children" || w == "people" || w == "men" || w == "women" || w == "wives") return true;
+    return w.size() > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") &&
+           !w.ends_with("is");
+}
+
+// Whether the question asks for every answer, and the noun to count them with (list, list_noun).
+void read_list_cues(QuestionIntent& intent, std::string_view question,
+                    const QuestionRelations& relations) {
+    const std::vector<std::string> w = text::words(question);
+    if (w.empty() || intent.type == AnswerType::kYesNo || intent.type == AnswerType::kNumber)
+        return;
+    static const std::unordered_set<std::string_view> plural_verbs{"are", "were", "have"};
+    const bool instruction = w.front() == "list" ||
+                             std::find(w.begin(), w.end(), "all") != w.end() ||
+                             std::find(w.begin(), w.end(), "every") != w.end();
+    bool plural_verb = false;
+    for (std::size_t i = 0; i + 1 < w.size(); ++i)
+        if (w[i] == intent.wh && plural_verbs.contains(w[i + 1])) plural_verb = true;
+    std::string noun;
+    if (plural_noun(intent.class_word)) noun = intent.class_word;
+    // The relation asked about is the chain's last (outermost) one: "the nationality of X's
+    // children" asks for one nationality.
+    if (noun.empty() && !relations.chain.empty())
+        for (std::size_t k : relations.mentions[relations.chain.back()].words)
+            if (plural_noun(relations.words[k].surface)) noun = relations.words[k].surface;
+    intent.list = instruction || plural_verb || !noun.empty();
+    if (noun.empty()) noun = intent.type == AnswerType::kAgent ? "people" : "things";
+    intent.list_noun = noun;
+}
+
 }  // namespace
 
 QuestionIntent question_intent(std::string_view question) {
@@ -182,6 +215,7 @@ QuestionIntent question_intent(std::string_view question,
         if (c.entity) intent.entities.push_back(c.text);
     const auto relations = question_relations(analysis);
     for (auto m : relations.chain) intent.chain.push_back(relations.mentions[m].key);
+    read_list_cues(intent, question, relations);
     return intent;
 }
 
@@ -236,10 +270,23 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
     QuestionRelations out;
     std::size_t segment = 0;
     std::map<std::pair<std::size_t, std::string>, std::size_t> mention_index;
+    // The last relation word's segment and key, and whether only "and" and articles came since:
+    // "the wives and husbands of X", "the mother and father of X" ask one relation, not two.
+    std::size_t last_segment = 0;
+    std::string last_key;
+    bool coordinated = false;
+    bool previous_was_relation = false;
     for (const auto& t : a.tokens) {
+        const std::size_t words_before = out.words.size();
         // "or" joins alternatives of one relation ("a man or a woman"), not two relations.
         const bool separator = t.lower == "of" || t.lower == "and";
         if (separator) ++segment;
+        if (t.lower == "and" && previous_was_relation) {
+            coordinated = true;
+        } else if (coordinated && t.lower != "the" && t.lower != "a" && t.lower != "an" &&
+                   (t.in_entity || t.number || relation_cues(t.lower).empty())) {
+            coordinated = false;
+        }
         if (!t.in_entity && !t.number) {
             const auto& token_cues = relation_cues(t.lower);
             // Question words are stopwords, but "where", "when", "why" name a relation.
@@ -256,6 +303,7 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
                     // is that entity's own mention: it neither merges with nor stands in for
                     // the clause's relation words.
                     std::size_t where = segment;
+                    if (coordinated && key == last_key) where = last_segment;
                     if (t.appositive) {
                         key.insert(0, "type:");
                         where = std::numeric_limits<std::size_t>::max() - t.index;
@@ -264,12 +312,18 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
                         mention_index.emplace(std::pair{where, key}, out.mentions.size());
                     if (inserted) out.mentions.push_back({key, {}, 0.0, t.index, t.appositive});
                     auto& m = out.mentions[it->second];
+                    if (!t.appositive) {
+                        last_segment = where;
+                        last_key = key;
+                        coordinated = false;
+                    }
                     m.words.push_back(out.words.size());
                     m.weight = std::max(m.weight, r.weight);
                     out.words.push_back(std::move(r));
                 }
             }
         }
+        previous_was_relation = out.words.size() > words_before && !t.appositive;
         if (t.break_after) ++segment;
     }
     for (const auto& m : out.mentions) out.total_weight += m.weight;

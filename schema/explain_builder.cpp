@@ -140,11 +140,20 @@ void data_tier(Emitter& e, std::string_view uri, int tier) {
     if (tier >= 1 && tier <= 4) e.integer(uri, v::kDataTier, static_cast<std::uint64_t>(tier));
 }
 
-// A source document, typed (once per message).
-void describe_document(Emitter& e, const std::string& document) {
+// A source document, typed, with its freshness when known (once per message).
+void describe_document(Emitter& e, const std::string& document, const SourceRef& src) {
     if (!e.first_mention(document)) return;
     e.type(document, v::kProvEntity);
     e.type(document, v::kDocument);
+    if (base::is_xsd_datetime(src.loaded_at))
+        e.literal(document, v::kProvGeneratedAtTime, src.loaded_at, kXsdDateTime);
+    if (!src.date.empty()) {
+        // An xsd:date ("2020-01-01") or an xsd:dateTime, typed as what it is.
+        e.literal(document, v::kDctermsDate, src.date,
+                  base::is_xsd_datetime(src.date) ? kXsdDateTime : kXsdDate);
+    }
+    if (!src.max_age.empty()) e.literal(document, v::kMaxAge, src.max_age);
+    if (src.stale) e.literal(document, v::kStale, *src.stale ? "true" : "false", kXsdBoolean);
 }
 
 // `from` (a selection) → its chunk → the chunk's document, with offsets; or `from` → its
@@ -155,7 +164,7 @@ void source(Emitter& e, std::string_view from, const SourceRef& src) {
         if (src.document.empty()) return;
         e.iri(from, v::kSourceDocument, src.document);
         e.iri(from, v::kProvWasDerivedFrom, src.document);
-        describe_document(e, src.document);
+        describe_document(e, src.document, src);
         return;
     }
     e.iri(from, v::kSourceChunk, src.chunk);
@@ -168,7 +177,7 @@ void source(Emitter& e, std::string_view from, const SourceRef& src) {
     if (src.char_length) e.integer(src.chunk, v::kCharLength, *src.char_length);
     if (!src.document.empty()) {
         e.iri(src.chunk, v::kProvWasDerivedFrom, src.document);
-        describe_document(e, src.document);
+        describe_document(e, src.document, src);
     }
 }
 
@@ -377,6 +386,32 @@ void answer_confidence(Emitter& e, const RunUris& run, std::string_view uri, std
         e.number(node, v::kFeatureValue, f.value);
         if (f.effect) e.number(node, v::kFeatureEffect, *f.effect);
     }
+    for (std::size_t i = 0; i < confidence.conflicts.size(); ++i) {
+        const auto& c = confidence.conflicts[i];
+        const auto node = run.conflict(step, i);
+        e.iri(uri, v::kConflictProperty, node);
+        e.type(node, v::kProvEntity);
+        e.type(node, v::kConflict);
+        e.literal(node, v::kStatedValue, c.stated);
+        e.literal(node, v::kRivalValue, c.rival);
+        if (!c.stated_selection.empty()) e.iri(node, v::kStatedSelection, c.stated_selection);
+        if (!c.rival_selection.empty()) e.iri(node, v::kRivalSelection, c.rival_selection);
+        for (const auto& s : c.stated_sources) e.iri(node, v::kStatedSource, s);
+        for (const auto& s : c.rival_sources) e.iri(node, v::kRivalSource, s);
+    }
+    if (const auto& c = confidence.completeness) {
+        const auto node = run.completeness(step);
+        e.iri(uri, v::kCompletenessProperty, node);
+        e.type(node, v::kProvEntity);
+        e.type(node, v::kCompleteness);
+        for (const auto& part : c->asked) e.literal(node, v::kAskedPart, part);
+        for (const auto& part : c->covered) e.literal(node, v::kCoveredPart, part);
+        if (c->list) {
+            e.literal(node, v::kListQuestion, "true", kXsdBoolean);
+            e.integer(node, v::kAnswersFound, c->answers_found);
+            e.integer(node, v::kAnswersNamed, c->answers_named);
+        }
+    }
 }
 
 }  // namespace
@@ -505,6 +540,14 @@ void answer_provenance(TripleSink& out, const RunUris& run, const AnswerProvenan
         data_tier(e, node, source.data_tier);
         if (!source.engine.empty()) e.literal(node, v::kEngine, source.engine);
         if (source.fusion_score) e.number(node, v::kFusionScore, *source.fusion_score);
+        if (base::is_xsd_datetime(source.loaded_at))
+            e.literal(node, v::kProvGeneratedAtTime, source.loaded_at, kXsdDateTime);
+        if (!source.date.empty()) {
+            e.literal(node, v::kDctermsDate, source.date,
+                      base::is_xsd_datetime(source.date) ? kXsdDateTime : kXsdDate);
+        }
+        if (source.stale)
+            e.literal(node, v::kStale, *source.stale ? "true" : "false", kXsdBoolean);
     }
 }
 
@@ -657,10 +700,13 @@ std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
 }
 
 std::vector<Triple> conclusion_confidence(const RunUris& run, const AnswerConfidence& confidence) {
-    return listed([&](TripleSink& out) {
-        Emitter e(out);
-        answer_confidence(e, run, run.conclusion(), "conclusion", confidence);
-    });
+    return listed([&](TripleSink& out) { conclusion_confidence(out, run, confidence); });
+}
+
+void conclusion_confidence(TripleSink& out, const RunUris& run,
+                           const AnswerConfidence& confidence) {
+    Emitter e(out);
+    answer_confidence(e, run, run.conclusion(), "conclusion", confidence);
 }
 
 std::optional<AnswerConfidence> answer_confidence_of(const nlohmann::json& final) {

@@ -73,6 +73,13 @@ struct SourceRef {
     std::string document;  // document IRI (may be empty if unknown)
     std::optional<std::uint64_t> char_offset;
     std::optional<std::uint64_t> char_length;
+    // The document's freshness (docs/knowledge.md §3), recorded on it: prov:generatedAtTime
+    // (when it was loaded, an xsd:dateTime), dcterms:date (its own date), gb:maxAge and gb:stale
+    // (when its collection declares a revalidation age). Empty / none: not recorded.
+    std::string loaded_at{};
+    std::string date{};
+    std::string max_age{};
+    std::optional<bool> stale{};
 };
 
 // Data tiers: 1 authoritative … 4 inferred; 0 = unknown (not emitted).
@@ -158,11 +165,37 @@ struct EvidenceFeatureRecord {
 // How far to trust an answer: the calibrated probability and its calibrator's version when one
 // scored it, and the features measured (recorded even without a calibrator, so a fit can read
 // them from traces).
+// How much of the question the answer covers (gb:Completeness): the parts the question asks
+// (its relations, "children", "born"), those the answer's evidence states, and, for a question
+// asking for a list, how many answers the evidence has and how many the answer names.
+struct AnswerCompleteness {
+    std::vector<std::string> asked;
+    std::vector<std::string> covered;
+    bool list = false;
+    std::size_t answers_found = 0;  // distinct answers the evidence has (a list question)
+    std::size_t answers_named = 0;  // of those, named by the answer
+};
+
+// Two sources giving different values for one single-valued fact (gb:Conflict): the value the
+// answer states and a rival, each with the selection that kept it and its sources.
+struct AnswerConflict {
+    std::string subject;  // in words, as the facts give them
+    std::string predicate;
+    std::string stated;
+    std::string rival;
+    std::string stated_selection;  // the step entity that kept each fact
+    std::string rival_selection;
+    std::vector<std::string> stated_sources;
+    std::vector<std::string> rival_sources;
+};
+
 struct AnswerConfidence {
     std::optional<double> probability;
     std::string calibrator;
     std::vector<EvidenceFeatureRecord> features;
     bool abstained = false;  // below the floor: the answer says it does not know
+    std::optional<AnswerCompleteness> completeness;
+    std::vector<AnswerConflict> conflicts;
 };
 
 struct AgentAction {
@@ -230,6 +263,12 @@ struct AnswerSourceInfo {
     int data_tier = 0;                     // 1..4; 0: not known (not emitted)
     std::string engine;                    // the engine that found it
     std::optional<double> fusion_score{};  // its RRF contribution, with several engines
+    // Its freshness as the engine's citation gave it (docs/knowledge.md §3): when it was loaded
+    // (prov:generatedAtTime), its own date (dcterms:date), and whether it is past its
+    // collection's revalidation age (gb:stale; none when the collection declares no age).
+    std::string loaded_at{};
+    std::string date{};
+    std::optional<bool> stale{};
 };
 
 // The epistemic provenance of a routed answer, added to its Conclusion.
@@ -370,6 +409,8 @@ void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step
 // The confidence of the answer a Conclusion states (a routed query's: its engine's; with
 // gb:answerConfidence, gb:calibrator, gb:abstained and each gb:evidenceFeature, as synthesis()).
 std::vector<Triple> conclusion_confidence(const RunUris& run, const AnswerConfidence& confidence);
+// The same on the Conclusion a builder is writing (an agent's: its own answer's confidence).
+void conclusion_confidence(TripleSink& out, const RunUris& run, const AnswerConfidence& confidence);
 // The confidence a FINAL body carries ("confidence", "calibrator", "abstained", "evidence":
 // [{"name", "value", "effect"}]), read leniently: nullopt when it has no evidence features and
 // no confidence.

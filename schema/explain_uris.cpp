@@ -172,6 +172,12 @@ std::string RunUris::citation(std::size_t n) const {
 std::string RunUris::evidence_feature(std::string_view step, std::size_t n) const {
     return at(std::string(step) + ":feature:" + std::to_string(n));
 }
+std::string RunUris::completeness(std::string_view step) const {
+    return at(std::string(step) + ":completeness");
+}
+std::string RunUris::conflict(std::string_view step, std::size_t n) const {
+    return at(std::string(step) + ":conflict:" + std::to_string(n));
+}
 std::string RunUris::text(std::string_view key) const { return at("text:" + percent_encode(key)); }
 
 bool is_writable_iri(std::string_view iri) noexcept {

@@ -58,6 +58,8 @@ public:
     std::string citation(std::size_t n) const;
     // Evidence feature N of the confidence the step `step` (synthesis or conclusion) states.
     std::string evidence_feature(std::string_view step, std::size_t n) const;
+    std::string completeness(std::string_view step) const;
+    std::string conflict(std::string_view step, std::size_t n) const;
     std::string text(std::string_view key) const;
 
 private:

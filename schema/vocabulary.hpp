@@ -15,6 +15,7 @@ inline constexpr std::string_view kRdfsNs = "http://www.w3.org/2000/01/rdf-schem
 inline constexpr std::string_view kXsdNs = "http://www.w3.org/2001/XMLSchema#";
 inline constexpr std::string_view kOwlNs = "http://www.w3.org/2002/07/owl#";
 inline constexpr std::string_view kSkosNs = "http://www.w3.org/2004/02/skos/core#";
+inline constexpr std::string_view kDctermsNs = "http://purl.org/dc/terms/";
 // TrustGraph's explainability namespace, which glassbox.ttl links to.
 inline constexpr std::string_view kTrustGraphNs = "https://trustgraph.ai/ns/";
 
@@ -53,6 +54,13 @@ inline constexpr std::string_view kProvStartedAtTime = "http://www.w3.org/ns/pro
 inline constexpr std::string_view kProvEndedAtTime = "http://www.w3.org/ns/prov#endedAtTime";
 inline constexpr std::string_view kProvGeneratedAtTime =
     "http://www.w3.org/ns/prov#generatedAtTime";
+
+// ---- Dublin Core terms, schema.org: a source's own date ----------------------------------------
+inline constexpr std::string_view kDctermsDate = "http://purl.org/dc/terms/date";
+inline constexpr std::string_view kDctermsModified = "http://purl.org/dc/terms/modified";
+inline constexpr std::string_view kDctermsIssued = "http://purl.org/dc/terms/issued";
+inline constexpr std::string_view kSchemaDateModified = "http://schema.org/dateModified";
+inline constexpr std::string_view kSchemaDateModifiedHttps = "https://schema.org/dateModified";
 
 // ---- gb: classes --------------------------------------------------------------------------
 // The run (a prov:Activity). Every other step class is a prov:Entity.
@@ -104,6 +112,10 @@ inline constexpr std::string_view kSourceDocument = "https://glassbox.dev/ns#sou
 inline constexpr std::string_view kCharOffset = "https://glassbox.dev/ns#charOffset";
 inline constexpr std::string_view kCharLength = "https://glassbox.dev/ns#charLength";
 inline constexpr std::string_view kDataTier = "https://glassbox.dev/ns#dataTier";
+// Freshness of a source (docs/knowledge.md §3): whether it is past its collection's revalidation
+// age, and that age ("90d"). Its load time is prov:generatedAtTime, its own date dcterms:date.
+inline constexpr std::string_view kStale = "https://glassbox.dev/ns#stale";
+inline constexpr std::string_view kMaxAge = "https://glassbox.dev/ns#maxAge";
 // How a retrieved chunk ranked in each retrieval that found it (document RAG fusion).
 inline constexpr std::string_view kVectorRank = "https://glassbox.dev/ns#vectorRank";
 inline constexpr std::string_view kVectorScore = "https://glassbox.dev/ns#vectorScore";
@@ -130,6 +142,23 @@ inline constexpr std::string_view kFeatureName = "https://glassbox.dev/ns#featur
 inline constexpr std::string_view kFeatureValue = "https://glassbox.dev/ns#featureValue";
 inline constexpr std::string_view kFeatureEffect = "https://glassbox.dev/ns#featureEffect";
 inline constexpr std::string_view kAbstained = "https://glassbox.dev/ns#abstained";
+// What of the question an answer covers (a gb:Completeness node).
+inline constexpr std::string_view kCompletenessProperty = "https://glassbox.dev/ns#completeness";
+inline constexpr std::string_view kCompleteness = "https://glassbox.dev/ns#Completeness";
+inline constexpr std::string_view kAskedPart = "https://glassbox.dev/ns#askedPart";
+inline constexpr std::string_view kCoveredPart = "https://glassbox.dev/ns#coveredPart";
+inline constexpr std::string_view kListQuestion = "https://glassbox.dev/ns#listQuestion";
+inline constexpr std::string_view kAnswersFound = "https://glassbox.dev/ns#answersFound";
+inline constexpr std::string_view kAnswersNamed = "https://glassbox.dev/ns#answersNamed";
+// Sources that disagree on a single-valued fact (a gb:Conflict node).
+inline constexpr std::string_view kConflictProperty = "https://glassbox.dev/ns#conflict";
+inline constexpr std::string_view kConflict = "https://glassbox.dev/ns#Conflict";
+inline constexpr std::string_view kStatedValue = "https://glassbox.dev/ns#statedValue";
+inline constexpr std::string_view kRivalValue = "https://glassbox.dev/ns#rivalValue";
+inline constexpr std::string_view kStatedSelection = "https://glassbox.dev/ns#statedSelection";
+inline constexpr std::string_view kRivalSelection = "https://glassbox.dev/ns#rivalSelection";
+inline constexpr std::string_view kStatedSource = "https://glassbox.dev/ns#statedSource";
+inline constexpr std::string_view kRivalSource = "https://glassbox.dev/ns#rivalSource";
 inline constexpr std::string_view kSpanStart = "https://glassbox.dev/ns#spanStart";
 inline constexpr std::string_view kSpanEnd = "https://glassbox.dev/ns#spanEnd";
 inline constexpr std::string_view kSupportedBy = "https://glassbox.dev/ns#supportedBy";

@@ -142,4 +142,15 @@ AnswerScore score_answer(const std::optional<std::string>& short_answer, std::st
     return score;
 }
 
+double named_share(const std::optional<std::string>& short_answer, std::string_view text,
+                   std::span<const std::string> accepted) {
+    if (accepted.empty()) return 0.0;
+    std::size_t named = 0;
+    for (const auto& gold : accepted) {
+        const std::string phrase = readable_answer(gold);
+        if (names(text, phrase) || (short_answer && names(*short_answer, phrase))) ++named;
+    }
+    return static_cast<double>(named) / static_cast<double>(accepted.size());
+}
+
 }  // namespace glassbox::cli::eval

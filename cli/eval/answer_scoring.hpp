@@ -36,6 +36,11 @@ struct AnswerScore {
     double f1 = 0.0;     // best token F1 of `judged` against the accepted answers
 };
 
+// The share of `accepted` that the whole answer (`text`, then the short answer) names: a list
+// question's completeness (a set line with "kind": "list"; docs/evaluation.md).
+double named_share(const std::optional<std::string>& short_answer, std::string_view text,
+                   std::span<const std::string> accepted);
+
 // Scores an answer: its short answer when it gave one (not empty), else the first sentence of
 // its text, against every accepted answer (the best of each measure).
 AnswerScore score_answer(const std::optional<std::string>& short_answer, std::string_view text,

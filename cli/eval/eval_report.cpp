@@ -95,7 +95,12 @@ EvalSummary summarise(std::span<const EvalRow> rows) {
         s.hits1 += answered && row.score.hit ? 1.0 : 0.0;
         s.exact += answered ? row.score.exact : 0.0;
         s.f1 += answered ? row.score.f1 : 0.0;
+        if (row.list) {
+            ++s.list_questions;
+            s.complete += answered && row.named_share && *row.named_share >= 1.0 ? 1.0 : 0.0;
+        }
     }
+    if (s.list_questions > 0) s.complete /= static_cast<double>(s.list_questions);
     const auto n = static_cast<double>(rows.size());
     s.hits1 /= n;
     s.exact /= n;
@@ -126,6 +131,7 @@ json to_json(const EvalRow& row) {
     out["confidence"] = row.confidence ? json(*row.confidence) : json(nullptr);
     out["calibrator"] = row.calibrator;
     out["evidence"] = row.evidence;
+    if (row.list) out["named_share"] = row.named_share ? json(*row.named_share) : json(nullptr);
     if (!row.error.empty()) out["error"] = row.error;
     return out;
 }
@@ -138,6 +144,10 @@ json to_json(const EvalSummary& s) {
              {"hits1", s.hits1},
              {"exact", s.exact},
              {"f1", s.f1}};
+    if (s.list_questions > 0) {
+        out["list_questions"] = s.list_questions;
+        out["complete"] = s.complete;
+    }
     out["attached"] = s.attached;
     out["attach_failed"] = s.attach_failed;
     out["attach_error"] = s.attach_error.empty() ? json(nullptr) : json(s.attach_error);

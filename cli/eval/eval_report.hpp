@@ -19,7 +19,9 @@ struct EvalRow {
     std::string id;  // the set's `id`, else the line number
     std::string question;
     std::vector<std::string> accepted;
-    std::string answer;  // the answer text
+    bool list = false;                  // "kind": "list": every accepted answer is asked for
+    std::optional<double> named_share;  // a list question: the share of them the answer names
+    std::string answer;                 // the answer text
     std::optional<std::string> short_answer;
     AnswerScore score;
     std::optional<double> confidence;                   // the answer's, when it carries one
@@ -59,6 +61,10 @@ struct EvalSummary {
     double hits1 = 0.0;  // shares of all questions (an error or an abstention is a miss)
     double exact = 0.0;
     double f1 = 0.0;
+    // List questions ("kind": "list"): how many, and the share answered naming every accepted
+    // answer (an error or an abstention is incomplete).
+    std::size_t list_questions = 0;
+    double complete = 0.0;
     // Calibration, when every question has a confidence (an error counts as confidence 0).
     std::optional<double> ece;
     std::vector<CalibrationBin> bins;

@@ -104,6 +104,17 @@ json resolve_intent_tool() {
           {{"type", "array"},
            {"items", {{"type", "object"}}},
            {"description", "The evidence features: name, value, effect (on the log-odds)."}}},
+         {"conflicts",
+          {{"type", "array"},
+           {"items", {{"type", "object"}}},
+           {"description",
+            "Sources that disagree on a single-valued fact the answer states: subject, "
+            "predicate, stated, rival, stated_sources, rival_sources."}}},
+         {"completeness",
+          {{"type", {"object", "null"}},
+           {"description",
+            "What of the question the answer covers: asked, covered, list, answers_found, "
+            "answers_named."}}},
          {"provenance", {{"type", {"object", "null"}}}},
          {"model", nullable_text},
          {"usage", {{"type", "object"}, {"description", "input_tokens, output_tokens"}}},

@@ -34,6 +34,13 @@ struct QuestionIntent {
     // the shipyard that built X" → built, shipyard, founder ("X 's kid 's spouse" → child,
     // spouse). Each is a relation key: a lexicon concept (relation_cues) or a word's stem.
     std::vector<std::string> chain;
+    // A question for every answer, not one ("list the ships built in 1898", "who are the
+    // children of X", "which lighthouses did Y design"): an instruction to list or name all, a
+    // plural verb after the question word, or a plural class or relation noun.
+    bool list = false;
+    // The plural noun to count its answers with ("lighthouses", "children"); "people" for who,
+    // "things" otherwise.
+    std::string list_noun;
 };
 
 // Deterministic, from the words alone. A question word further in ("the club that X plays for

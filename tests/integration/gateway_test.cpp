@@ -349,6 +349,73 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
     EXPECT_NE(list.body.find(trace), std::string::npos) << list.describe();
 }
 
+// Issue 35: a second file gives Saltspire Light another year than the sample does, and is dated
+// long past the collection's revalidation age. The streamed answer states the conflict with both
+// citations, flags the stale source, and carries a lowered confidence; the engine's stored trace
+// records the conflict (gb:Conflict) and the stale source (gb:stale).
+TEST_F(GatewayTest, AConflictAndAStaleSourceShowInTheStreamedAnswerAndTheTrace) {
+    start(true);
+    const auto file = dir() / "register.ttl";
+    std::ofstream(file) << R"ttl(@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix : <https://glassbox.dev/sample/orrin/> .
+<> dcterms:modified "2020-01-01"^^xsd:date .
+:SaltspireLight :yearBuilt "1881"^^xsd:gYear .
+)ttl";
+    for (std::vector<std::string> command :
+         {std::vector<std::string>{"load", "rdf", file.string(), "--tier", "3"},
+          std::vector<std::string>{"collections", "set", "default", "--max-age", "30d"}}) {
+        command.insert(command.end(), {"--broker", broker_.endpoint});
+        const auto done = run_glassbox(command, milliseconds{60'000});
+        ASSERT_TRUE(done.status.exited && done.status.code == 0) << done.err;
+    }
+    const auto answer =
+        http("POST", "/api/v1/query", json{{"query", "When was Saltspire Light built?"}}.dump(),
+             {"Accept: text/event-stream"});
+    ASSERT_EQ(answer.status, 200) << answer.describe();
+    const auto names = event_names(answer.events);
+    const auto at = std::find(names.begin(), names.end(), "answer.done") - names.begin();
+    ASSERT_LT(static_cast<std::size_t>(at), names.size()) << answer.describe();
+    const json final = answer.events[static_cast<std::size_t>(at)]["data"];
+
+    // The conflict: both values, each from its own file, and the answer says so with citations.
+    ASSERT_EQ(final["conflicts"].size(), 1u) << final.dump();
+    const json& conflict = final["conflicts"][0];
+    const std::set<std::string> values{conflict.value("stated", ""), conflict.value("rival", "")};
+    EXPECT_EQ(values, (std::set<std::string>{"1879", "1881"})) << conflict.dump();
+    const std::string text = final.value("answer", "");
+    EXPECT_NE(text.find("Sources disagree on this: ["), std::string::npos) << text;
+    EXPECT_LT(final.value("confidence", 1.0), 0.6) << "a tie between two sources halves it";
+    bool lowered_by_conflict = false;
+    for (const auto& f : final["evidence"])
+        lowered_by_conflict = lowered_by_conflict ||
+                              (f.value("name", "") == "conflict" && f.value("effect", 0.0) < 0.0);
+    EXPECT_TRUE(lowered_by_conflict) << final["evidence"].dump();
+
+    // The stale source: the dated file is past 30 days, the undated sample (loaded now) is not.
+    json stale = json::array();
+    for (const auto& c : final["citations"])
+        if (c.value("stale", false)) stale.push_back(c);
+    ASSERT_EQ(stale.size(), 1u) << final["citations"].dump();
+    EXPECT_NE(stale[0].value("document", "").find("register.ttl"), std::string::npos);
+    EXPECT_NE(text.find("past this collection's revalidation age of 30d"), std::string::npos)
+        << text;
+
+    // The engine's sub-run, stored: the conflict and the stale source are in its triples.
+    std::string sub_run;
+    for (const auto& e : answer.events)
+        if (e.value("event", "") == "step" &&
+            e["data"].value("session", "") != final.value("trace_id", ""))
+            sub_run = e["data"].value("session", "");
+    ASSERT_FALSE(sub_run.empty()) << answer.describe();
+    const json stored = stored_trace(sub_run, "complete");
+    ASSERT_TRUE(stored.is_object());
+    EXPECT_TRUE(has_triple(stored, "https://glassbox.dev/ns#rivalValue", "18"))
+        << "the conflict recorded";
+    EXPECT_TRUE(has_triple(stored, "https://glassbox.dev/ns#stale", "true"))
+        << "the stale source recorded";
+}
+
 TEST_F(GatewayTest, AnEscalatedQuestionRetractsItsProvisionalTextAndTheDeltasAfterAreTheAnswer) {
     start(true);
     // No agent runs here: asked for it, the router escalates, and the run is taken back.

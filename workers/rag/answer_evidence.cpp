@@ -4,14 +4,17 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
 #include "base/utf8.hpp"
+#include "reasoner/stated_confidence.hpp"
 #include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
 
@@ -197,6 +200,131 @@ bool contains_phrase(std::string_view haystack_folded, const std::string& phrase
 
 }  // namespace
 
+schema::explain::AnswerCompleteness graph_completeness(const GraphEvidence& ev,
+                                                       std::string_view answer_text) {
+    schema::explain::AnswerCompleteness c;
+    std::vector<std::string> predicates;
+    for (const auto e : ev.answer_edges)
+        if (e < ev.kept.size()) predicates.push_back(ev.kept[e].p_label);
+    for (auto& part : reasoner::question_parts(ev.question, predicates)) {
+        if (part.covered) c.covered.push_back(part.words);
+        c.asked.push_back(std::move(part.words));
+    }
+    c.list = reasoner::question_expectation(ev.question).list;
+    if (!c.list || !ev.short_answer || ev.short_answer->empty()) return c;
+    const std::string short_answer = folded(*ev.short_answer);
+    const std::string text = folded(answer_text);
+    std::set<std::pair<std::uint32_t, std::string>> stars;  // the node and predicate
+    for (const auto e : ev.answer_edges) {
+        if (e >= ev.kept.size()) continue;
+        const auto& a = ev.kept[e];
+        if (contains_phrase(short_answer, folded(a.o_label))) stars.emplace(a.s, folded(a.p_label));
+        if (contains_phrase(short_answer, folded(a.s_label))) stars.emplace(a.o, folded(a.p_label));
+    }
+    std::set<std::uint32_t> found;
+    std::set<std::uint32_t> named;
+    for (const auto& e : ev.kept) {
+        for (const bool from_s : {true, false}) {
+            const auto hub = from_s ? e.s : e.o;
+            if (!stars.contains({hub, folded(e.p_label)})) continue;
+            const auto far = from_s ? e.o : e.s;
+            found.insert(far);
+            if (contains_phrase(text, folded(from_s ? e.o_label : e.s_label))) named.insert(far);
+        }
+    }
+    c.answers_found = found.size();
+    c.answers_named = named.size();
+    return c;
+}
+
+std::vector<EdgeConflict> graph_conflicts(const GraphEvidence& ev) {
+    std::vector<EdgeConflict> out;
+    if (!ev.short_answer || ev.short_answer->empty() ||
+        reasoner::question_expectation(ev.question).list)
+        return out;
+    // Per source, subject and predicate: the objects it gives.
+    std::map<std::tuple<std::string, std::uint32_t, std::string>, std::set<std::uint32_t>> given;
+    for (const auto& e : ev.kept)
+        for (const auto& source : e.sources) given[{source, e.s, folded(e.p_label)}].insert(e.o);
+    std::set<std::string> multi_valued;
+    for (const auto& [key, objects] : given)
+        if (objects.size() > 1) multi_valued.insert(std::get<2>(key));
+    const auto shares_source = [](const EvidenceEdge& x, const EvidenceEdge& y) {
+        return std::any_of(x.sources.begin(), x.sources.end(), [&](const std::string& s) {
+            return std::find(y.sources.begin(), y.sources.end(), s) != y.sources.end();
+        });
+    };
+    for (const auto a : ev.answer_edges) {
+        if (a >= ev.kept.size()) continue;
+        const auto& x = ev.kept[a];
+        const std::string p = folded(x.p_label);
+        if (x.sources.empty() || is_type_predicate(x.p_label) || multi_valued.contains(p)) continue;
+        for (std::size_t r = 0; r < ev.kept.size(); ++r) {
+            const auto& y = ev.kept[r];
+            if (r == a || y.s != x.s || y.o == x.o || folded(y.p_label) != p || y.sources.empty() ||
+                shares_source(x, y))
+                continue;
+            const bool rival_cited = std::find(ev.answer_edges.begin(), ev.answer_edges.end(), r) !=
+                                     ev.answer_edges.end();
+            if (rival_cited && r < a) continue;  // that pair is already listed
+            out.push_back({a, r});
+        }
+    }
+    return out;
+}
+
+void lower_for_conflicts(schema::explain::AnswerConfidence& confidence) {
+    if (confidence.conflicts.empty() || !confidence.probability) return;
+    double share = 1.0;
+    for (const auto& c : confidence.conflicts) {
+        const auto stated = static_cast<double>(c.stated_sources.size());
+        const auto both = stated + static_cast<double>(c.rival_sources.size());
+        if (both > 0.0) share = std::min(share, stated / both);
+    }
+    const double before = std::clamp(*confidence.probability, 1e-6, 1.0 - 1e-6);
+    const double after = std::clamp(before * share, 1e-6, 1.0 - 1e-6);
+    const auto logit = [](double p) { return std::log(p / (1.0 - p)); };
+    confidence.probability = before * share;
+    confidence.features.push_back({"conflict", share, logit(after) - logit(before)});
+}
+
+std::string conflicts_note(const std::vector<schema::explain::AnswerConflict>& conflicts,
+                           const std::vector<schema::RagCitation>& citations) {
+    const auto cited_as = [&](const std::string& selection, const std::vector<std::string>& from) {
+        for (const auto& c : citations)
+            if (!selection.empty() && c.selection == selection)
+                return "[" + std::to_string(c.n) + "]";
+        return from.empty() ? std::string("another source") : from.front();
+    };
+    std::string note;
+    for (const auto& c : conflicts) {
+        note += (note.empty() ? "" : " ") + std::string("Sources disagree on this: ") +
+                cited_as(c.stated_selection, c.stated_sources) + " gives " + c.stated + "; " +
+                cited_as(c.rival_selection, c.rival_sources) + " gives " + c.rival + ".";
+    }
+    return note;
+}
+
+std::string completeness_note(const schema::explain::AnswerCompleteness& c) {
+    std::string note;
+    if (!c.covered.empty() && c.covered.size() < c.asked.size()) {
+        std::vector<std::string> missing;
+        for (const auto& part : c.asked)
+            if (std::find(c.covered.begin(), c.covered.end(), part) == c.covered.end())
+                missing.push_back(part);
+        note = "Nothing found says ";
+        for (std::size_t i = 0; i < missing.size(); ++i)
+            note += (i == 0 ? "" : i + 1 == missing.size() ? " or " : ", ") + missing[i];
+        note += ".";
+    }
+    if (c.list && c.answers_named < c.answers_found) {
+        note += (note.empty() ? "" : " ") + std::string("The facts found have ") +
+                std::to_string(c.answers_found) + " answers; " +
+                std::to_string(c.answers_found - c.answers_named) + " are not named above.";
+    }
+    return note;
+}
+
 EvidenceFeatures document_features(const DocumentEvidence& ev) {
     const std::string answer = folded(ev.short_answer.value_or(""));
     const bool yes_no = answer == "yes" || answer == "no";
@@ -248,23 +376,7 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
 
 schema::explain::AnswerConfidence answer_confidence(const reasoner::EvidenceFeatures& features,
                                                     std::string_view engine) {
-    schema::explain::AnswerConfidence out;
-    const auto* calibrator = reasoner::shipped_calibrator(engine);
-    if (calibrator == nullptr) {
-        for (const auto& f : features) out.features.push_back({f.name, f.value, std::nullopt});
-        return out;
-    }
-    const auto scored = reasoner::calibrate(*calibrator, features);
-    out.probability = scored.probability;
-    out.calibrator = scored.calibrator;
-    for (const auto& f : features) {
-        const auto it = std::find_if(scored.effects.begin(), scored.effects.end(),
-                                     [&](const auto& e) { return e.name == f.name; });
-        out.features.push_back(
-            {f.name, f.value,
-             it == scored.effects.end() ? std::nullopt : std::optional<double>(it->effect)});
-    }
-    return out;
+    return reasoner::stated_confidence(features, engine);
 }
 
 namespace {
@@ -285,6 +397,7 @@ std::string_view doubt_of(std::string_view feature) {
         {"path_sources", "it rests on few sources"},
         {"weakest_tier", "its sources are of a low tier"},
         {"seed_match", "nothing in the knowledge matches the question's names closely"},
+        {"conflict", "sources disagree on it"},
         {"answered", "the evidence did not decide an answer"},
         {"answer_documents", "how many documents state it"},
         {"answer_rank", "where the retrieved text states it"},
@@ -296,30 +409,16 @@ std::string_view doubt_of(std::string_view feature) {
     return "its evidence is weak";
 }
 
-std::string percent_of(double probability) {
-    return std::to_string(static_cast<int>(std::lround(probability * 100.0))) + " %";
-}
-
 }  // namespace
 
 std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesised,
                                                 const schema::explain::AnswerConfidence& confidence,
                                                 double floor) {
-    if (!confidence.probability || *confidence.probability >= floor) return std::nullopt;
-    // The feature that lowered the confidence most (the most negative effect).
-    const schema::explain::EvidenceFeatureRecord* worst = nullptr;
-    for (const auto& f : confidence.features) {
-        if (f.effect && *f.effect < 0.0 && (worst == nullptr || *f.effect < *worst->effect))
-            worst = &f;
-    }
-    const std::string why = worst ? std::string(doubt_of(worst->name)) : "its evidence is weak";
-    const std::string said = synthesised.short_answer.value_or("");
-    std::string note = "I do not know for sure. ";
-    note += said.empty() ? std::string("The evidence decides no answer")
-                         : "The evidence points to " + said;
-    note += ", but its confidence, " + percent_of(*confidence.probability) + " (" +
-            std::string(reasoner::confidence_words(*confidence.probability)) + "), is below the " +
-            percent_of(floor) + " asked for; what lowered it most: " + why + ".";
+    if (!reasoner::below_floor(confidence, floor)) return std::nullopt;
+    const auto worst = reasoner::most_lowering_feature(confidence);
+    const std::string why = worst ? std::string(doubt_of(*worst)) : "its evidence is weak";
+    std::string note =
+        reasoner::abstention_note(confidence, floor, synthesised.short_answer.value_or(""), why);
     SynthesisResult out = synthesised;
     out.short_answer = std::string();
     out.short_answer_ids.clear();
@@ -338,19 +437,26 @@ std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesis
 }
 
 void add_confidence(nlohmann::json& final, const schema::explain::AnswerConfidence& confidence) {
-    if (confidence.probability) {
-        final["confidence"] = *confidence.probability;
-        final["confidence_words"] = reasoner::confidence_words(*confidence.probability);
-        final["calibrator"] = confidence.calibrator;
+    reasoner::add_confidence_fields(final, confidence);
+    if (!confidence.conflicts.empty()) {
+        auto conflicts = nlohmann::json::array();
+        for (const auto& c : confidence.conflicts) {
+            conflicts.push_back({{"subject", c.subject},
+                                 {"predicate", c.predicate},
+                                 {"stated", c.stated},
+                                 {"rival", c.rival},
+                                 {"stated_sources", c.stated_sources},
+                                 {"rival_sources", c.rival_sources}});
+        }
+        final["conflicts"] = std::move(conflicts);
     }
-    if (confidence.abstained) final["abstained"] = true;
-    auto evidence = nlohmann::json::array();
-    for (const auto& f : confidence.features) {
-        nlohmann::json item{{"name", f.name}, {"value", f.value}};
-        if (f.effect) item["effect"] = *f.effect;
-        evidence.push_back(std::move(item));
+    if (const auto& c = confidence.completeness) {
+        final["completeness"] = {{"asked", c->asked},
+                                 {"covered", c->covered},
+                                 {"list", c->list},
+                                 {"answers_found", c->answers_found},
+                                 {"answers_named", c->answers_named}};
     }
-    final["evidence"] = std::move(evidence);
 }
 
 }  // namespace glassbox::rag

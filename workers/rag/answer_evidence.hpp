@@ -45,6 +45,38 @@ struct GraphEvidence {
 // weakest_tier, seed_match.
 reasoner::EvidenceFeatures graph_features(const GraphEvidence& evidence);
 
+// What of the question the answer covers (docs/confidence.md, completeness): the question's
+// relation parts against the predicates of the edges the short answer cites, and for a question
+// asking for a list, the answers the kept edges have (every far end of an answer edge's star:
+// the same predicate from the same node) against those `answer_text` names.
+schema::explain::AnswerCompleteness graph_completeness(const GraphEvidence& evidence,
+                                                       std::string_view answer_text);
+
+// Two kept edges giving different values for one single-valued fact: `stated` is an edge the
+// short answer cites, `rival` one with the same subject and predicate, another object, and
+// sources of its own (none shared). A predicate is single-valued unless the question asks for a
+// list or a source gives one subject two objects by it (then it is a list, not a dispute).
+struct EdgeConflict {
+    std::size_t stated = 0;
+    std::size_t rival = 0;
+};
+std::vector<EdgeConflict> graph_conflicts(const GraphEvidence& evidence);
+
+// Lowers a calibrated confidence for its conflicts: times the stated value's share of the
+// sources of both values (the smallest share over the conflicts), recorded as the evidence
+// feature "conflict" with its effect on the log-odds. No conflict or no probability: unchanged.
+void lower_for_conflicts(schema::explain::AnswerConfidence& confidence);
+
+// What the answer says of its conflicts, after the answer: "Sources disagree on this: [1] gives
+// A; [2] gives B." (a rival not cited is named by its source). "" when none.
+std::string conflicts_note(const std::vector<schema::explain::AnswerConflict>& conflicts,
+                           const std::vector<schema::RagCitation>& citations);
+
+// What the answer adds about its completeness, after the answer: the asked parts no evidence
+// states ("Nothing found says when."), when some other part is stated, and answers a list
+// question's evidence has that the answer does not name. "" when there is nothing to add.
+std::string completeness_note(const schema::explain::AnswerCompleteness& completeness);
+
 // A kept chunk as the features read it, in the order the answer was given them.
 struct EvidenceChunk {
     std::string text;
@@ -78,7 +110,8 @@ std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesis
                                                 double floor);
 
 // Adds the confidence to a FINAL body: "confidence" (when calibrated), "confidence_words",
-// "calibrator" and "evidence" ([{"name", "value", "effect"}]).
+// "calibrator", "evidence" ([{"name", "value", "effect"}]) and, when measured, "completeness"
+// ({"asked", "covered", "list", "answers_found", "answers_named"}).
 void add_confidence(nlohmann::json& final, const schema::explain::AnswerConfidence& confidence);
 
 }  // namespace glassbox::rag

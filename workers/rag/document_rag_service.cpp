@@ -12,6 +12,7 @@
 
 #include "base/ascii.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/fact_citation.hpp"
 #include "schema/services.hpp"
 #include "text/rank_fusion.hpp"
 #include "text/similarity.hpp"
@@ -279,6 +280,10 @@ private:
             const auto& f = fusion_[i];
             explain::RetrievedChunk r;
             r.source = explain::SourceRef{c.chunk_id, c.document_id, c.char_offset, c.char_length};
+            r.source.loaded_at = c.loaded_at.value_or("");
+            r.source.date = c.date.value_or("");
+            r.source.max_age = c.max_age.value_or("");
+            r.source.stale = c.stale;
             r.score = f.score;
             r.data_tier = static_cast<int>(c.tier);
             r.vector_rank = f.vector_rank;
@@ -392,6 +397,7 @@ private:
         c.title = chunk.document_title;
         c.chunk = chunk.chunk_id;
         c.tier = chunk.tier;
+        schema::cite_chunk_freshness(c, chunk);
         const auto located = quoted_sentence(chunk.text, claim);
         if (located) {
             c.char_offset = chunk.char_offset + located->first;

@@ -56,6 +56,9 @@ constexpr std::uint32_t kStarShare = 3;
 constexpr double kDeepHopPenalty = 0.15;
 // Pre-filter: at most this share of edge_score_limit may share one node and predicate.
 constexpr std::uint32_t kPrefilterStarShare = 6;
+// The same two shares for a question asking for a list ("who are the children of X"): its
+// answers are one star, and each one left out is an answer missing.
+constexpr std::uint32_t kListStarShare = 2;
 
 struct Seed {
     Term entity;
@@ -259,6 +262,7 @@ private:
     // ---- Exploration: seeds per concept, one triples-batch per hop ---------------------------
     base::Result<void> exploration() override {
         StepTimer timer;
+        list_ = reasoner::question_expectation(query_.query).list;
         std::vector<std::string> texts;
         for (const auto& c : concepts_) texts.push_back(concept_text(c));
         auto vectors = calls_->embed(texts);
@@ -639,7 +643,8 @@ private:
         // A star of alike edges (many "X cause of death assassination") resembles the question
         // alike: at most a sixth of the slots go to one node and predicate.
         all = cap_stars(all, query_.edge_score_limit,
-                        std::max<std::size_t>(2, query_.edge_score_limit / kPrefilterStarShare),
+                        std::max<std::size_t>(2, query_.edge_score_limit /
+                                                     (list_ ? kListStarShare : kPrefilterStarShare)),
                         [&](std::size_t i) -> const EdgeIds& { return subgraph_[i].ids; });
         std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
             return similarity[a] > similarity[b];
@@ -653,7 +658,8 @@ private:
         const std::vector<std::pair<std::size_t, double>>& ranked,
         const std::vector<std::size_t>& candidates) const {
         auto kept = cap_stars(ranked, query_.edge_limit,
-                              std::max<std::size_t>(2, query_.edge_limit / kStarShare),
+                              std::max<std::size_t>(
+                                  2, query_.edge_limit / (list_ ? kListStarShare : kStarShare)),
                               [&](const std::pair<std::size_t, double>& entry) -> const EdgeIds& {
                                   return subgraph_[candidates[entry.first]].ids;
                               });
@@ -690,6 +696,10 @@ private:
                 } else {
                     ref.document = best.source;
                 }
+                ref.loaded_at = best.loaded_at;
+                ref.date = best.date.value_or("");
+                ref.max_age = best.max_age.value_or("");
+                ref.stale = best.stale;
                 e.source = std::move(ref);
                 e.data_tier = static_cast<int>(best.tier);
             }
@@ -712,11 +722,25 @@ private:
                 if (listed.insert(s.source).second) sources.push_back(s.source);
             }
         }
+        const GraphEvidence ev = evidence(*synthesised);
         return finish(
             timer, trace_.run().focus(), *synthesised, "e",
             [&](std::size_t k) { return trace_.run().edge_selection(k); },
             [&](std::size_t k, std::string_view) { return cited_edge(k); }, std::move(sources),
-            graph_features(evidence(*synthesised)));
+            graph_features(ev), graph_completeness(ev, synthesised->answer), conflicts_of(ev));
+    }
+
+    // The conflicts among the kept edges (graph_conflicts), in words, with their selections.
+    std::vector<explain::AnswerConflict> conflicts_of(const GraphEvidence& ev) const {
+        std::vector<explain::AnswerConflict> out;
+        for (const auto& c : graph_conflicts(ev)) {
+            const auto& stated = ev.kept[c.stated];
+            const auto& rival = ev.kept[c.rival];
+            out.push_back({stated.s_label, stated.p_label, stated.o_label, rival.o_label,
+                           trace_.run().edge_selection(c.stated),
+                           trace_.run().edge_selection(c.rival), stated.sources, rival.sources});
+        }
+        return out;
     }
 
     // What the answer's evidence features read: the kept edges, the seeds, the short answer.
@@ -785,6 +809,7 @@ private:
     bool labels_complete_ = true;
     std::vector<KeptEdge> kept_;
     std::size_t excluded_edges_ = 0;  // candidates a follow-up's "else" dropped
+    bool list_ = false;  // the question asks for a list (set by exploration)
 };
 
 }  // namespace

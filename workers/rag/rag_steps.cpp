@@ -9,6 +9,7 @@
 
 #include "base/ascii.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/freshness.hpp"
 #include "workers/rag/answer_evidence.hpp"
 
 namespace glassbox::rag {
@@ -124,6 +125,7 @@ base::Result<SynthesisResult> RagRun::synthesise_answer(
     auto synthesised = synthesise(context_, *calls_, template_name, std::move(variables), streaming,
                                   known, id_prefix);
     if (synthesised) count_tokens(synthesised->response, timer);
+    streamed_ = streaming;
     return synthesised;
 }
 
@@ -131,11 +133,31 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
                                   const SynthesisResult& given, std::string_view id_prefix,
                                   const std::function<std::string(std::size_t)>& supporter,
                                   const DescribeSource& describe, std::vector<std::string> sources,
-                                  const reasoner::EvidenceFeatures& features) {
+                                  const reasoner::EvidenceFeatures& features,
+                                  std::optional<explain::AnswerCompleteness> completeness,
+                                  std::vector<explain::AnswerConflict> conflicts) {
     auto confidence = answer_confidence(features, service_);
+    confidence.conflicts = std::move(conflicts);
+    lower_for_conflicts(confidence);
     const auto abstained = abstained_answer(given, confidence, min_confidence_);
     confidence.abstained = abstained.has_value();
+    confidence.completeness = std::move(completeness);
     const SynthesisResult& synthesised = abstained ? *abstained : given;
+    auto reader = reader_citations(synthesised, id_prefix, supporter, describe);
+    // Sources past their collection's revalidation age: said after the answer, which stays first.
+    std::string answer_text = synthesised.answer;
+    std::string note = schema::stale_sources_note(reader, std::chrono::system_clock::now());
+    if (confidence.completeness && !abstained) {
+        const auto missing = completeness_note(*confidence.completeness);
+        if (!missing.empty()) note = missing + (note.empty() ? "" : " ") + note;
+    }
+    if (const auto disputed = conflicts_note(confidence.conflicts, reader); !disputed.empty())
+        note = disputed + (note.empty() ? "" : " ") + note;
+    if (!note.empty()) {
+        const std::string added = (answer_text.empty() ? "" : "\n\n") + note;
+        if (auto sent = send_note_chunk(added); !sent) return sent;
+        answer_text += added;
+    }
     std::vector<explain::Citation> citations;
     for (const auto& c : synthesised.citations) {
         explain::Citation citation{c.start, c.end, {}};
@@ -155,14 +177,14 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
                                     [&](schema::TripleSink& out) {
                                         explain::synthesis(
                                             out, trace_.run(), timer.info(previous),
-                                            explain::StoredText{synthesised.answer, std::nullopt},
+                                            explain::StoredText{answer_text, std::nullopt},
                                             citations, short_answer, &confidence);
                                     });
         !sent) {
         return sent;
     }
     schema::RagResponse final;
-    final.response = synthesised.answer;
+    final.response = std::move(answer_text);
     final.in_token = in_tokens_;
     final.out_token = out_tokens_;
     final.model = synthesised.response.model;
@@ -172,10 +194,18 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
     // answer contract): "" says the evidence did not decide.
     final.answer = synthesised.short_answer.value_or("");
     if (short_answer) final.answer_selections = short_answer->supported_by;
-    final.citations = reader_citations(synthesised, id_prefix, supporter, describe);
+    final.citations = std::move(reader);
     auto body = final_reply(std::move(final), trace_.session());
     add_confidence(body, confidence);
     return context_.reply(body);
+}
+
+base::Result<void> RagRun::send_note_chunk(const std::string& text) {
+    if (!streamed_) return {};
+    schema::RagResponse chunk;
+    chunk.message_type = schema::RagMessageType::kChunk;
+    chunk.response = text;
+    return context_.send_partial(schema::encode(chunk));
 }
 
 void RagRun::run_steps(const std::string& question) {

@@ -123,12 +123,16 @@ protected:
     // by `supporter(k - 1)`) and sends the FINAL reply naming `sources`, with the citations
     // numbered in order of first appearance and described by `describe`.
     // `features` are the answer's evidence features (answer_evidence.hpp): scored by the
-    // engine's calibrator, recorded on the Synthesis and carried by the FINAL.
-    base::Result<void> finish(const StepTimer& timer, const std::string& previous,
-                              const SynthesisResult& synthesised, std::string_view id_prefix,
-                              const std::function<std::string(std::size_t)>& supporter,
-                              const DescribeSource& describe, std::vector<std::string> sources,
-                              const reasoner::EvidenceFeatures& features);
+    // engine's calibrator, recorded on the Synthesis and carried by the FINAL. `completeness`,
+    // when measured, is recorded and carried the same way, and its note said after the answer;
+    // `conflicts` lower the confidence (before abstention), are recorded, carried and said.
+    base::Result<void> finish(
+        const StepTimer& timer, const std::string& previous, const SynthesisResult& synthesised,
+        std::string_view id_prefix, const std::function<std::string(std::size_t)>& supporter,
+        const DescribeSource& describe, std::vector<std::string> sources,
+        const reasoner::EvidenceFeatures& features,
+        std::optional<schema::explain::AnswerCompleteness> completeness = std::nullopt,
+        std::vector<schema::explain::AnswerConflict> conflicts = {});
 
     runtime::RequestContext& context_;
     const RagConfig& config_;
@@ -140,6 +144,9 @@ protected:
 private:
     std::string service_;
     void run_steps(const std::string& question);
+    // A streamed answer's note (stale sources) goes out as one more chunk; nothing otherwise.
+    base::Result<void> send_note_chunk(const std::string& text);
+    bool streamed_ = false;  // the synthesis was streamed to the client
     base::Result<void> steps(const std::string& question);
     base::Result<void> grounding(const std::string& question);
 

@@ -74,6 +74,33 @@ EvalRow row(bool hit, std::optional<double> confidence, std::string error = {}) 
     return r;
 }
 
+TEST(AnswerScoringTest, AListAnswerIsScoredByTheShareOfAnswersItNames) {
+    const std::vector<std::string> gold{"Cobble_Quay", "Saltspire_Light", "Greyhollow_Light"};
+    EXPECT_DOUBLE_EQ(named_share(std::nullopt, "It damaged Cobble Quay and Saltspire Light.", gold),
+                     2.0 / 3.0);
+    EXPECT_DOUBLE_EQ(named_share(std::string("Greyhollow Light"),
+                                 "It damaged Cobble Quay and Saltspire Light.", gold),
+                     1.0);
+    EXPECT_DOUBLE_EQ(named_share(std::nullopt, "", gold), 0.0);
+}
+
+TEST(EvalReportTest, ListQuestionsAreCompleteOnlyWhenEveryAnswerIsNamed) {
+    std::vector<EvalRow> rows(3);
+    for (auto& r : rows) r.list = true;
+    rows[0].named_share = 1.0;
+    rows[1].named_share = 0.5;
+    rows[2].named_share = 1.0;
+    rows[2].abstained = true;  // withheld: not complete
+    EvalRow plain;             // not a list question: not counted
+    rows.push_back(plain);
+    const auto s = summarise(rows);
+    EXPECT_EQ(s.list_questions, 3u);
+    EXPECT_DOUBLE_EQ(s.complete, 1.0 / 3.0);
+    EXPECT_EQ(to_json(s).at("list_questions"), 3);
+    EXPECT_FALSE(to_json(rows[3]).contains("named_share"));
+    EXPECT_EQ(to_json(rows[1]).at("named_share"), 0.5);
+}
+
 TEST(EvalReportTest, WithoutConfidenceThereIsNoCalibration) {
     const std::vector<EvalRow> rows{row(true, std::nullopt), row(false, 0.4)};
     const auto s = summarise(rows);

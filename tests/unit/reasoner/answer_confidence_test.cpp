@@ -73,6 +73,23 @@ TEST(AnswerConfidenceTest, AnAnswerWithoutAShortAnswerGetsItsOwnRate) {
         "mean": [], "scale": [], "weight": [], "bias": 0, "unanswered": {"probability": 2}}}})"));
 }
 
+TEST(AnswerConfidenceTest, TheQuestionsPartsAreCheckedAgainstWhatTheFactsState) {
+    const auto parts = question_parts("When and where was Rosa Lind born?", {"born in"});
+    ASSERT_GE(parts.size(), 2u);
+    std::size_t covered = 0;
+    for (const auto& p : parts) covered += p.covered ? 1 : 0;
+    EXPECT_GE(covered, 1u);
+    EXPECT_LT(covered, parts.size());
+    // The class asked for is the answer, not a part to state.
+    const auto lights = question_parts("Which lighthouses did Ilse Varrow design?", {});
+    ASSERT_EQ(lights.size(), 1u);
+    EXPECT_FALSE(lights[0].covered);
+    EXPECT_TRUE(question_parts("who are the children of Ada_MOOR ?", {"children"})[0].covered);
+    // "wives and husbands" is one part.
+    EXPECT_EQ(question_parts("name all the wives and husbands of Ada_MOOR ?", {"spouse"}).size(),
+              1u);
+}
+
 TEST(AnswerConfidenceTest, TheShippedFileParsesAndNamesItsEngines) {
     std::ifstream in(std::string(GLASSBOX_SOURCE_DIR) + "/reasoner/calibration.json");
     ASSERT_TRUE(in);

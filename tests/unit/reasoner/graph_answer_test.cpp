@@ -87,12 +87,32 @@ TEST(GraphAnswerTest, SeveralAnswersAreListedCompactlyWithAgreement) {
     const auto a = m.answer_from_edges("who plays Winger ?", edges);
     EXPECT_EQ(a.answer, "Ana ORT, Bo LEE, Cy DAL, Di MOR, Ed FEN and 2 others");
     ASSERT_EQ(a.sentences.size(), 1u);
+    // Several answers are counted.
     EXPECT_EQ(a.sentences[0],
-              "Ana ORT, Bo LEE, Cy DAL, Di MOR, Ed FEN and 2 others play position Winger "
-              "[e1][e2][e3][e4][e5].");
-    // One answer: the verb agrees with one subject.
+              "7 people, Ana ORT, Bo LEE, Cy DAL, Di MOR, Ed FEN and 2 others, play position "
+              "Winger [e1][e2][e3][e4][e5].");
+    // One answer: the verb agrees with one subject, and nothing is counted.
     const auto one = m.answer_from_edges("who plays Winger ?", {edges.front()});
     EXPECT_EQ(one.sentences[0], "Ana ORT plays position Winger [e1].");
+    // A question asking for the list gets every answer the facts have.
+    const auto all = m.answer_from_edges("list the players who play Winger ?", edges);
+    EXPECT_EQ(all.answer, "Ana ORT, Bo LEE, Cy DAL, Di MOR, Ed FEN, Fa GIL and Go HAN");
+    EXPECT_TRUE(all.sentences[0].starts_with("7 players, Ana ORT,")) << all.sentences[0];
+    EXPECT_NE(all.sentences[0].find("[e7]"), std::string::npos) << all.sentences[0];
+}
+
+TEST(GraphAnswerTest, WhatAnEventDidIsListedWithACount) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Great Gale of 1887", "damaged", "Cobble Quay"},
+        {"e2", "Great Gale of 1887", "damaged", "Saltspire Light"},
+        {"e3", "Great Gale of 1887", "year of event", "1887"},
+    };
+    const auto a = m.answer_from_edges("What did the Great Gale of 1887 damage?", edges);
+    EXPECT_EQ(a.answer, "Cobble Quay and Saltspire Light");
+    ASSERT_FALSE(a.sentences.empty());
+    EXPECT_EQ(a.sentences[0],
+              "The Great Gale of 1887 damaged 2 things: Cobble Quay and Saltspire Light [e1][e2].");
 }
 
 TEST(GraphAnswerTest, AnAnswerJoiningTwoNamedEntitiesWinsAndSaysBoth) {

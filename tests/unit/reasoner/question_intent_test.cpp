@@ -57,6 +57,25 @@ TEST(QuestionIntentTest, AnInstructionAsksForAnX) {
     EXPECT_EQ(question_intent("Name the founder of the yard").class_word, "founder");
 }
 
+TEST(QuestionIntentTest, AQuestionForEveryAnswerIsAList) {
+    const auto children = question_intent("who are the children of Ilse_VARROW ?");
+    EXPECT_TRUE(children.list);
+    EXPECT_EQ(children.list_noun, "children");
+    const auto ships = question_intent("List the ships built in 1898");
+    EXPECT_TRUE(ships.list);
+    EXPECT_EQ(ships.list_noun, "ships");
+    EXPECT_TRUE(question_intent("which lighthouses did Ilse Varrow design?").list);
+    EXPECT_TRUE(question_intent("name all the kids of Ada_MOOR ?").list);
+    // One thing asked: the nationality of the children, the club, a yes/no, a count.
+    EXPECT_FALSE(question_intent("what is the nationality of Ada_MOOR 's children ?").list);
+    EXPECT_FALSE(question_intent("which club does Lionel_MESSI play for ?").list);
+    EXPECT_FALSE(question_intent("Are the lighthouses on Solen Island?").list);
+    EXPECT_FALSE(question_intent("How many ships did the yard build?").list);
+    // Not a list, but counted in words when several answers come.
+    EXPECT_EQ(question_intent("who plays Winger ?").list_noun, "people");
+    EXPECT_EQ(question_intent("what did the Great Gale damage ?").list_noun, "things");
+}
+
 TEST(QuestionIntentTest, AlternativesJoinedByOrAreOneRelation) {
     const auto gender = question_intent("is ola_venn 's father a man or a woman ?");
     EXPECT_EQ(gender.chain, (std::vector<std::string>{"parent", "gender"}));

@@ -336,6 +336,39 @@ TEST(Focus, ASharedSourceIsDescribedOnce) {
               (std::set<std::string>{std::string(v::kProvEntity), std::string(v::kDocument)}));
 }
 
+// Issue 35: a source says how fresh it is, once, on its document: when it was loaded, its own
+// date typed as what it is, its collection's revalidation age and whether it is past it.
+TEST(Focus, ASourceRecordsItsLoadTimeOwnDateAndStaleness) {
+    SourceRef file{"", "file:///old.ttl", {}, {}};
+    file.loaded_at = "2026-11-29T10:00:00Z";
+    file.date = "2020-01-01";
+    file.max_age = "1d";
+    file.stale = true;
+    SourceRef fresh{"urn:chunk:9", "urn:doc:9", 0, 5};
+    fresh.loaded_at = "2026-11-29T10:00:00Z";
+    fresh.date = "2026-11-29T09:00:00Z";
+    fresh.stale = false;
+    const auto edge = [](std::string_view object, const SourceRef& source) {
+        return SelectedEdge{
+            make_triple(iri("urn:dune"), iri("urn:rel"), iri(object)), 0.5, "", "", source, 1};
+    };
+    const auto ts = graph_focus(kRun, StepInfo{at_ms(0), kRun.exploration()},
+                                {edge("urn:a", file), edge("urn:b", file), edge("urn:c", fresh)});
+    EXPECT_EQ(objects(ts, "file:///old.ttl", v::kProvGeneratedAtTime),
+              (std::vector<Term>{typed_literal("2026-11-29T10:00:00Z", kXsdDateTime)}));
+    EXPECT_EQ(objects(ts, "file:///old.ttl", v::kDctermsDate),
+              (std::vector<Term>{typed_literal("2020-01-01", kXsdDate)}));
+    EXPECT_EQ(objects(ts, "file:///old.ttl", v::kMaxAge), (std::vector<Term>{literal("1d")}));
+    EXPECT_EQ(objects(ts, "file:///old.ttl", v::kStale),
+              (std::vector<Term>{typed_literal("true", kXsdBoolean)}));
+    EXPECT_EQ(objects(ts, "urn:doc:9", v::kDctermsDate),
+              (std::vector<Term>{typed_literal("2026-11-29T09:00:00Z", kXsdDateTime)}));
+    EXPECT_EQ(objects(ts, "urn:doc:9", v::kStale),
+              (std::vector<Term>{typed_literal("false", kXsdBoolean)}));
+    EXPECT_TRUE(objects(ts, "urn:doc:9", v::kMaxAge).empty());
+    EXPECT_TRUE(objects(ts, "urn:chunk:9", v::kStale).empty()) << "on the document, not the chunk";
+}
+
 TEST(Synthesis, OnlyResolvableCitationsAreEmitted) {
     const std::string answer = "Frank Herbert wrote Dune — in 1965.";  // 35 code points
     const std::vector<Citation> cites{

@@ -74,6 +74,102 @@ TEST(AnswerEvidenceTest, TooManyHopsForTheQuestion) {
     EXPECT_EQ(by_name(graph_features(ev)).at("hop_excess"), 1.0);
 }
 
+TEST(AnswerEvidenceTest, CompletenessOfAListAnswer) {
+    GraphEvidence ev;
+    ev.question = "Who are the children of Ada Moor?";
+    ev.kept = {
+        {1, 2, "Ada Moor", "children", "Bo Moor", 0.9, {"doc:a"}, 3},
+        {1, 3, "Ada Moor", "children", "Cy Moor", 0.9, {"doc:a"}, 3},
+        {1, 4, "Ada Moor", "children", "Di Moor", 0.8, {"doc:b"}, 3},
+        {1, 5, "Ada Moor", "born in", "Tarnwick", 0.4, {"doc:a"}, 3},
+    };
+    ev.seeds = {1};
+    ev.short_answer = "Bo Moor and Cy Moor";
+    ev.answer_edges = {0, 1};
+    const auto c = graph_completeness(ev, "2 children, Bo Moor and Cy Moor, are children of Ada.");
+    EXPECT_TRUE(c.list);
+    EXPECT_EQ(c.asked, std::vector<std::string>{"children"});
+    EXPECT_EQ(c.covered, std::vector<std::string>{"children"});
+    // The star of the answer edges has three children; the answer names two.
+    EXPECT_EQ(c.answers_found, 3u);
+    EXPECT_EQ(c.answers_named, 2u);
+    EXPECT_EQ(completeness_note(c), "The facts found have 3 answers; 1 are not named above.");
+    const auto all = graph_completeness(ev, "3 children: Bo Moor, Cy Moor and Di Moor.");
+    EXPECT_EQ(all.answers_named, 3u);
+    EXPECT_EQ(completeness_note(all), "");
+}
+
+TEST(AnswerEvidenceTest, APartNoEvidenceStatesIsNamed) {
+    GraphEvidence ev;
+    ev.question = "When and where was Rosa Lind born?";
+    ev.kept = {{1, 2, "Rosa Lind", "born in", "Westfall", 0.9, {"doc:a"}, 3}};
+    ev.seeds = {1};
+    ev.short_answer = "Westfall";
+    ev.answer_edges = {0};
+    const auto c = graph_completeness(ev, "Rosa Lind was born in Westfall [1].");
+    EXPECT_FALSE(c.list);
+    ASSERT_GE(c.asked.size(), 2u);
+    ASSERT_GE(c.covered.size(), 1u);
+    EXPECT_LT(c.covered.size(), c.asked.size());
+    const std::string note = completeness_note(c);
+    EXPECT_TRUE(note.starts_with("Nothing found says ")) << note;
+    EXPECT_NE(note.find("when"), std::string::npos) << note;
+    // Nothing stated at all: no note (the confidence says it instead).
+    ev.answer_edges = {};
+    EXPECT_EQ(completeness_note(graph_completeness(ev, "")), "");
+}
+
+TEST(AnswerEvidenceTest, TwoSourcesGivingDifferentValuesConflict) {
+    GraphEvidence ev;
+    ev.question = "Who designed Skel Light?";
+    ev.kept = {
+        {1, 2, "Skel Light", "designed by", "Ada Moor", 0.9, {"file:a"}, 3},
+        {1, 3, "Skel Light", "designed by", "Bo Lind", 0.9, {"file:b"}, 3},
+        {1, 4, "Skel Light", "located on", "Solen Island", 0.4, {"file:a"}, 3},
+    };
+    ev.seeds = {1};
+    ev.short_answer = "Ada Moor";
+    ev.answer_edges = {0};
+    const auto conflicts = graph_conflicts(ev);
+    ASSERT_EQ(conflicts.size(), 1u);
+    EXPECT_EQ(conflicts[0].stated, 0u);
+    EXPECT_EQ(conflicts[0].rival, 1u);
+    // One source giving both values: a list, not a dispute.
+    auto listed = ev;
+    listed.kept[1].sources = {"file:a"};
+    EXPECT_TRUE(graph_conflicts(listed).empty());
+    // A question asking for a list has no single value to dispute.
+    auto asked = ev;
+    asked.question = "Who are all the designers of Skel Light?";
+    EXPECT_TRUE(graph_conflicts(asked).empty());
+}
+
+TEST(AnswerEvidenceTest, AConflictLowersTheConfidenceAndIsSaid) {
+    schema::explain::AnswerConfidence confidence;
+    confidence.probability = 0.9;
+    confidence.conflicts.push_back({"Skel Light",
+                                    "designed by",
+                                    "Ada Moor",
+                                    "Bo Lind",
+                                    "urn:sel:1",
+                                    "urn:sel:2",
+                                    {"file:a"},
+                                    {"file:b"}});
+    lower_for_conflicts(confidence);
+    EXPECT_NEAR(*confidence.probability, 0.45, 1e-12);  // half the sources give the value stated
+    ASSERT_FALSE(confidence.features.empty());
+    EXPECT_EQ(confidence.features.back().name, "conflict");
+    EXPECT_LT(*confidence.features.back().effect, 0.0);
+    schema::RagCitation cited;
+    cited.n = 1;
+    cited.selection = "urn:sel:1";
+    EXPECT_EQ(conflicts_note(confidence.conflicts, {cited}),
+              "Sources disagree on this: [1] gives Ada Moor; file:b gives Bo Lind.");
+    nlohmann::json final = nlohmann::json::object();
+    add_confidence(final, confidence);
+    EXPECT_EQ(final.at("conflicts").at(0).at("rival"), "Bo Lind");
+}
+
 TEST(AnswerEvidenceTest, DocumentSupportRankAndCoverage) {
     DocumentEvidence ev;
     ev.question = "Which shipyard built the Curlew ferry?";
