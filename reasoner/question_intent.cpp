@@ -266,6 +266,41 @@ bool answer_type_mismatch(const QuestionIntent& intent, std::string_view label) 
     return false;
 }
 
+namespace {
+
+// The chain of the mentions: outwards from the first named entity (a number is not one): those
+// after it left to right, then those before it right to left (as written when none is named).
+std::vector<std::size_t> relation_chain(const detail::QuestionAnalysis& a,
+                                        const std::vector<RelationMention>& mentions) {
+    std::size_t entity = a.tokens.size();
+    for (const auto& t : a.tokens) {
+        if (t.in_entity && !t.number) {
+            entity = t.index;
+            break;
+        }
+    }
+    std::vector<std::size_t> after;
+    std::vector<std::size_t> before;
+    for (std::size_t m = 0; m < mentions.size(); ++m) {
+        if (mentions[m].appositive) continue;
+        (mentions[m].position > entity ? after : before).push_back(m);
+    }
+    const auto by_position = [&](std::size_t x, std::size_t y) {
+        return mentions[x].position < mentions[y].position;
+    };
+    std::stable_sort(after.begin(), after.end(), by_position);
+    std::stable_sort(before.begin(), before.end(), by_position);
+    std::vector<std::size_t> chain = after;
+    if (entity == a.tokens.size()) {
+        chain.insert(chain.end(), before.begin(), before.end());  // no entity: as written
+    } else {
+        chain.insert(chain.end(), before.rbegin(), before.rend());
+    }
+    return chain;
+}
+
+}  // namespace
+
 QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
     QuestionRelations out;
     std::size_t segment = 0;
@@ -328,31 +363,7 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
     }
     for (const auto& m : out.mentions) out.total_weight += m.weight;
 
-    // The chain: outwards from the first named entity (a number is not one).
-    std::size_t entity = a.tokens.size();
-    for (const auto& t : a.tokens) {
-        if (t.in_entity && !t.number) {
-            entity = t.index;
-            break;
-        }
-    }
-    std::vector<std::size_t> after;
-    std::vector<std::size_t> before;
-    for (std::size_t m = 0; m < out.mentions.size(); ++m) {
-        if (out.mentions[m].appositive) continue;
-        (out.mentions[m].position > entity ? after : before).push_back(m);
-    }
-    const auto by_position = [&](std::size_t x, std::size_t y) {
-        return out.mentions[x].position < out.mentions[y].position;
-    };
-    std::stable_sort(after.begin(), after.end(), by_position);
-    std::stable_sort(before.begin(), before.end(), by_position);
-    out.chain = after;
-    if (entity == a.tokens.size()) {
-        out.chain.insert(out.chain.end(), before.begin(), before.end());  // no entity: as written
-    } else {
-        out.chain.insert(out.chain.end(), before.rbegin(), before.rend());
-    }
+    out.chain = relation_chain(a, out.mentions);
     return out;
 }
 

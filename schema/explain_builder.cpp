@@ -546,8 +546,7 @@ void answer_provenance(TripleSink& out, const RunUris& run, const AnswerProvenan
             e.literal(node, v::kDctermsDate, source.date,
                       base::is_xsd_datetime(source.date) ? kXsdDateTime : kXsdDate);
         }
-        if (source.stale)
-            e.literal(node, v::kStale, *source.stale ? "true" : "false", kXsdBoolean);
+        if (source.stale) e.literal(node, v::kStale, *source.stale ? "true" : "false", kXsdBoolean);
     }
 }
 

@@ -44,25 +44,11 @@ json read_only() {
             {"openWorldHint", false}};
 }
 
-// The question is `question`, as the CLI's --question and the HTTP body name it; `query`, its
-// older name, is taken as an alias (ToolBox::call moves it; both and different is an error).
-json resolve_intent_tool() {
-    json alias =
-        string_arg("Another name for question (older clients); give one of the two.", 16384);
-    alias["deprecated"] = true;
-    json input = object_schema(
-        {{"question", string_arg("The question, in natural language.", 16384)},
-         {"query", std::move(alias)},
-         {"mode",
-          {{"type", "string"},
-           {"enum", {"auto", "graph-rag", "document-rag", "agent"}},
-           {"description", "The engine; auto lets the query router decide (the default)."}}},
-         {"collection", string_arg("The document collection to search (default: all).", 256)},
-         {"session_id", string_arg("A conversation id: the question is a turn of it.", 256)}},
-        {"question"});
+// resolve_intent's structured output: the gateway's answer (gateway/query_answer.hpp).
+json resolve_intent_output() {
     const json text = {{"type", "string"}};
     const json nullable_text = {{"type", {"string", "null"}}};
-    json output = output_schema(
+    return output_schema(
         {{"trace_id",
           {{"type", "string"},
            {"description", "The run's trace (session URI): explain_trace reads it."}}},
@@ -121,6 +107,25 @@ json resolve_intent_tool() {
          {"duration_ms", {{"type", "integer"}}},
          {"termination_reason", text}},
         {"trace_id", "answer", "short_answer", "citations", "sources"});
+}
+
+// The question is `question`, as the CLI's --question and the HTTP body name it; `query`, its
+// older name, is taken as an alias (ToolBox::call moves it; both and different is an error).
+json resolve_intent_tool() {
+    json alias =
+        string_arg("Another name for question (older clients); give one of the two.", 16384);
+    alias["deprecated"] = true;
+    json input = object_schema(
+        {{"question", string_arg("The question, in natural language.", 16384)},
+         {"query", std::move(alias)},
+         {"mode",
+          {{"type", "string"},
+           {"enum", {"auto", "graph-rag", "document-rag", "agent"}},
+           {"description", "The engine; auto lets the query router decide (the default)."}}},
+         {"collection", string_arg("The document collection to search (default: all).", 256)},
+         {"session_id", string_arg("A conversation id: the question is a turn of it.", 256)}},
+        {"question"});
+    json output = resolve_intent_output();
     return {{"name", "resolve_intent"},
             {"title", "Ask glassbox"},
             {"description",

@@ -642,10 +642,11 @@ private:
         });
         // A star of alike edges (many "X cause of death assassination") resembles the question
         // alike: at most a sixth of the slots go to one node and predicate.
-        all = cap_stars(all, query_.edge_score_limit,
-                        std::max<std::size_t>(2, query_.edge_score_limit /
-                                                     (list_ ? kListStarShare : kPrefilterStarShare)),
-                        [&](std::size_t i) -> const EdgeIds& { return subgraph_[i].ids; });
+        all =
+            cap_stars(all, query_.edge_score_limit,
+                      std::max<std::size_t>(2, query_.edge_score_limit /
+                                                   (list_ ? kListStarShare : kPrefilterStarShare)),
+                      [&](std::size_t i) -> const EdgeIds& { return subgraph_[i].ids; });
         std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
             return similarity[a] > similarity[b];
         });
@@ -657,12 +658,12 @@ private:
     std::vector<std::pair<std::size_t, double>> diversify(
         const std::vector<std::pair<std::size_t, double>>& ranked,
         const std::vector<std::size_t>& candidates) const {
-        auto kept = cap_stars(ranked, query_.edge_limit,
-                              std::max<std::size_t>(
-                                  2, query_.edge_limit / (list_ ? kListStarShare : kStarShare)),
-                              [&](const std::pair<std::size_t, double>& entry) -> const EdgeIds& {
-                                  return subgraph_[candidates[entry.first]].ids;
-                              });
+        auto kept = cap_stars(
+            ranked, query_.edge_limit,
+            std::max<std::size_t>(2, query_.edge_limit / (list_ ? kListStarShare : kStarShare)),
+            [&](const std::pair<std::size_t, double>& entry) -> const EdgeIds& {
+                return subgraph_[candidates[entry.first]].ids;
+            });
         std::stable_sort(kept.begin(), kept.end(),
                          [](const auto& a, const auto& b) { return a.second > b.second; });
         return kept;
@@ -809,7 +810,7 @@ private:
     bool labels_complete_ = true;
     std::vector<KeptEdge> kept_;
     std::size_t excluded_edges_ = 0;  // candidates a follow-up's "else" dropped
-    bool list_ = false;  // the question asks for a list (set by exploration)
+    bool list_ = false;               // the question asks for a list (set by exploration)
 };
 
 }  // namespace

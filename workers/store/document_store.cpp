@@ -543,9 +543,8 @@ Error invalid(const std::string& uri, const std::string& why) {
     return make_error(ErrorType::kInvalidRequest, "document \"" + uri + "\": " + why);
 }
 
-// Checks a document and its chunks before anything is written; fills `characters`.
-std::optional<Error> check(const DocumentRecord& document, std::span<const ChunkRecord> chunks,
-                           std::uint64_t& characters) {
+// Checks a document's own fields: its uri, tier, texts (UTF-8) and dates.
+std::optional<Error> check_fields(const DocumentRecord& document) {
     const std::string& uri = document.uri;
     if (uri.empty()) return make_error(ErrorType::kInvalidRequest, "document uri is empty");
     if (base::invalid_utf8_at(uri) != std::string_view::npos) {
@@ -576,6 +575,14 @@ std::optional<Error> check(const DocumentRecord& document, std::span<const Chunk
         return invalid(uri, "date \"" + document.source_date +
                                 "\" is neither an xsd:date nor an xsd:dateTime");
     }
+    return std::nullopt;
+}
+
+// Checks a document and its chunks before anything is written; fills `characters`.
+std::optional<Error> check(const DocumentRecord& document, std::span<const ChunkRecord> chunks,
+                           std::uint64_t& characters) {
+    const std::string& uri = document.uri;
+    if (auto bad = check_fields(document)) return bad;
     characters = detail::code_points(document.text);
 
     // Every chunk boundary, in characters, mapped to bytes in one walk over the text.
