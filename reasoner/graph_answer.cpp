@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "reasoner/detail/question_analysis.hpp"
 #include "reasoner/detail/name_list.hpp"
+#include "reasoner/detail/question_analysis.hpp"
 #include "reasoner/detail/question_intent.hpp"
 #include "reasoner/detail/relation_cues.hpp"
 #include "reasoner/reasoner.hpp"
