@@ -23,13 +23,18 @@ struct AnswerContext {
 
 // Every member of an answer, in the order written: those always present, then those present
 // only when they apply (docs/http.md §3 lists both; the tests check an answer against them).
-inline constexpr std::string_view kAnswerFields[] = {
-    "trace_id",     "question",          "collection", "answer",
-    "short_answer", "citations",         "sources",    "answered_by",
-    "route",        "escalations",       "runs",       "relevance",
-    "confidence",   "confidence_words",  "calibrator", "abstained",
-    "evidence",     "provenance",        "model",      "usage",
-    "duration_ms",  "termination_reason"};
+inline constexpr std::string_view kAnswerFields[] = {"trace_id",     "question",
+                                                     "collection",   "answer",
+                                                     "short_answer", "citations",
+                                                     "sources",      "answered_by",
+                                                     "route",        "escalations",
+                                                     "runs",         "relevance",
+                                                     "confidence",   "confidence_words",
+                                                     "calibrator",   "abstained",
+                                                     "evidence",     "conflicts",
+                                                     "completeness", "provenance",
+                                                     "model",        "usage",
+                                                     "duration_ms",  "termination_reason"};
 inline constexpr std::string_view kOptionalAnswerFields[] = {"request_id", "resolved_question",
                                                              "resolved_reference", "iterations"};
 
