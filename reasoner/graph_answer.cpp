@@ -274,10 +274,6 @@ std::string capitalised(std::string s) {
     return s;
 }
 
-std::string join_list(const std::vector<std::string>& items, std::size_t others) {
-    return detail::join_names(items, others);
-}
-
 // How well a node fits the answer type the question expects: 1 fits, 0.85 cannot tell, 0.5
 // does not fit (a year for "who", a name for "when"). `predicate` is the last fact's.
 // A predicate naming what its object is ("built by", "is in country") says so of the object
@@ -930,7 +926,7 @@ std::optional<std::string> EdgeAnswerWriter::answer_first_sentence(
         for (auto j : merged)
             objects.push_back(
                 node_text(g_.labels[g_.other_end(j, path.nodes.back())], question_lower_));
-        auto r = read_fact(f.p, join_list(objects, 0), !path.forward[k], literal(toward));
+        auto r = read_fact(f.p, detail::join_names(objects, 0), !path.forward[k], literal(toward));
         if (!r || (k + 1 == hops && r->relative_only)) return std::nullopt;
         sentence += k + 1 == hops ? subject + " " + clause(*r, plural, false)
                                   : clause(*r, false, true, person_[path.nodes[k + 1]] != 0);
@@ -1000,7 +996,7 @@ ComposedAnswer EdgeAnswerWriter::state_answers(const std::vector<const Path*>& a
     std::vector<std::string> names;
     for (std::size_t a = 0; a < listed; ++a)
         names.push_back(node_text(g_.labels[answers[a]->nodes.back()], question_lower_));
-    const std::string listing = join_list(names, others);
+    const std::string listing = detail::join_names(names, others);
     // Several answers are counted: "2 lighthouses, A and B, were designed by Y"; "X damaged 2
     // things: A and B" (values, such as years, are not counted).
     const std::string count = answers.size() > 1 && !literal(path.nodes.back())
@@ -1033,7 +1029,7 @@ ComposedAnswer EdgeAnswerWriter::state_answers(const std::vector<const Path*>& a
     // A yes/no question the facts did not decide: what they say, and no short answer.
     if (intent_.type == AnswerType::kYesNo)
         return {{}, std::move(answer_ids), std::move(sentences)};
-    return {join_list(answer_names, others), std::move(answer_ids), std::move(sentences)};
+    return {detail::join_names(answer_names, others), std::move(answer_ids), std::move(sentences)};
 }
 
 // A yes/no question is decided by the facts joining its entities when they can; otherwise the

@@ -2,29 +2,13 @@
 // built from them.
 #include <gtest/gtest.h>
 
+#include "tests/unit/workers/agent/step_facts.hpp"
 #include "workers/agent/answer_evidence.hpp"
 
 namespace glassbox::agent {
 namespace {
 
-const std::string kEx = "http://example.org/";
-
-// The fact `s p o` as a lookup of `looked_up` at `iteration` showed it (the other end is the
-// end that is not the looked-up entity).
-StepFact fact(const std::string& s, const std::string& p, const std::string& o,
-              const std::string& looked_up, std::size_t iteration) {
-    StepFact f;
-    f.fact.triple =
-        schema::make_triple(schema::Term(schema::Iri{kEx + s}), schema::Term(schema::Iri{kEx + p}),
-                            schema::Term(schema::Iri{kEx + o}));
-    f.fact.entity = kEx + looked_up;
-    const std::string& other = looked_up == s ? o : s;
-    f.fact.other = kEx + other;
-    f.fact.other_label = other;
-    f.fact.text = s + " " + p + " " + o;
-    f.iteration = iteration;
-    return f;
-}
+using test_support::fact;
 
 TEST(FactsBehind, TracesTheAnswerBackAlongTheChainAndLeavesTheRestOut) {
     // Telescope -builtBy-> Yard -foundedBy-> Founder -bornIn-> Port, with side facts at each hop.

@@ -4,27 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/workers/agent/step_facts.hpp"
 #include "workers/agent/answer_features.hpp"
 
 namespace glassbox::agent {
 namespace {
 
-const std::string kEx = "http://example.org/";
-
-StepFact fact(const std::string& s, const std::string& p, const std::string& o,
-              const std::string& looked_up, std::size_t iteration) {
-    StepFact f;
-    f.fact.triple =
-        schema::make_triple(schema::Term(schema::Iri{kEx + s}), schema::Term(schema::Iri{kEx + p}),
-                            schema::Term(schema::Iri{kEx + o}));
-    f.fact.entity = kEx + looked_up;
-    const std::string& other = looked_up == s ? o : s;
-    f.fact.other = kEx + other;
-    f.fact.other_label = other;
-    f.fact.text = s + " " + p + " " + o;
-    f.iteration = iteration;
-    return f;
-}
+using test_support::fact;
 
 double feature(const reasoner::EvidenceFeatures& features, const std::string& name) {
     for (const auto& f : features)
