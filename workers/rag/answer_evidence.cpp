@@ -203,10 +203,16 @@ bool contains_phrase(std::string_view haystack_folded, const std::string& phrase
 schema::explain::AnswerCompleteness graph_completeness(const GraphEvidence& ev,
                                                        std::string_view answer_text) {
     schema::explain::AnswerCompleteness c;
-    std::vector<std::string> predicates;
-    for (const auto e : ev.answer_edges)
-        if (e < ev.kept.size()) predicates.push_back(ev.kept[e].p_label);
-    for (auto& part : reasoner::question_parts(ev.question, predicates)) {
+    // What the facts state: their predicates, and the names of their ends ("the shipyard that
+    // built X" is covered by a node called "Brenn and Daughters Shipyard").
+    std::vector<std::string> statements;
+    for (const auto e : ev.answer_edges) {
+        if (e >= ev.kept.size()) continue;
+        statements.push_back(ev.kept[e].p_label);
+        statements.push_back(ev.kept[e].s_label);
+        statements.push_back(ev.kept[e].o_label);
+    }
+    for (auto& part : reasoner::question_parts(ev.question, statements)) {
         if (part.covered) c.covered.push_back(part.words);
         c.asked.push_back(std::move(part.words));
     }

@@ -46,7 +46,8 @@ struct GraphEvidence {
 reasoner::EvidenceFeatures graph_features(const GraphEvidence& evidence);
 
 // What of the question the answer covers (docs/confidence.md, completeness): the question's
-// relation parts against the predicates of the edges the short answer cites, and for a question
+// relation parts against the predicates and end names of the edges the short answer cites, and
+// for a question
 // asking for a list, the answers the kept edges have (every far end of an answer edge's star:
 // the same predicate from the same node) against those `answer_text` names.
 schema::explain::AnswerCompleteness graph_completeness(const GraphEvidence& evidence,

@@ -114,6 +114,12 @@ TEST(AnswerEvidenceTest, APartNoEvidenceStatesIsNamed) {
     const std::string note = completeness_note(c);
     EXPECT_TRUE(note.starts_with("Nothing found says ")) << note;
     EXPECT_NE(note.find("when"), std::string::npos) << note;
+    // A part named by a node of the path is covered: "the shipyard that built X".
+    auto curlew_ev = curlew("Oskar Brenn");
+    curlew_ev.answer_edges = {0, 1};
+    const auto path = graph_completeness(curlew_ev, "Oskar Brenn founded Brenn Shipyard [1][2].");
+    EXPECT_EQ(path.covered.size(), path.asked.size()) << completeness_note(path);
+    EXPECT_EQ(completeness_note(path), "");
     // Nothing stated at all: no note (the confidence says it instead).
     ev.answer_edges = {};
     EXPECT_EQ(completeness_note(graph_completeness(ev, "")), "");
