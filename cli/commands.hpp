@@ -34,7 +34,9 @@ void add_up_command(CLI::App& app);           // glassbox up: broker + workers, 
 void add_status_command(CLI::App& app);       // glassbox status: the broker's mmi.status
 void add_call_command(CLI::App& app);         // glassbox call <service> '<json>'
 void add_traces_command(CLI::App& app);       // glassbox traces list/show/tail/export/stats
+void add_traces_compare(CLI::App& traces);    // glassbox traces diff|replay (on `traces`)
 void add_load_command(CLI::App& app);         // glassbox load rdf|docs
+void add_forget_command(CLI::App& app);       // glassbox forget source|fact|document
 void add_query_command(CLI::App& app);        // glassbox query triples|chunks
 void add_graph_command(CLI::App& app);        // glassbox graph stats
 void add_collections_command(CLI::App& app);  // glassbox collections list|show|delete

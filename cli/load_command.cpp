@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/change_report.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -92,11 +93,14 @@ void print_totals(const LoadOptions& options, const ingest::LoadTotals& t, bool 
 
 void load_rdf(LoadOptions& options) {
     options.settings.timeout = options.client.timeout();
+    if (options.settings.replace) options.settings.actor = os_user_name();
     ProgressObserver observer(!options.client.json, true);
     auto totals = ingest::load_rdf(options.client.bus_config(), options.settings, paths_of(options),
                                    observer);
     if (!totals) exit_with_error(totals.error());
     print_totals(options, *totals, true);
+    if (totals->change && !options.client.json) std::cout << change_report(*totals->change);
+    std::cout << std::flush;
 }
 
 void load_docs(LoadOptions& options) {
@@ -139,6 +143,9 @@ void add_load_command(CLI::App& app) {
                         "ntriples|nquads|turtle|trig (default: from the extension)");
     rdf_cmd->add_flag("--lenient", rdf->settings.lenient,
                       "Skip bad statements (each reported) instead of loading nothing");
+    rdf_cmd->add_flag("--replace", rdf->settings.replace,
+                      "Each file replaces what an earlier load of it put in: facts no longer in "
+                      "it go, unchanged ones stay (one transaction, recorded as a trace)");
     rdf_cmd
         ->add_option("--batch-size", rdf->settings.batch_size,
                      "Statements per request to the store")

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
         glassbox::cli::add_call_command(app);
         glassbox::cli::add_traces_command(app);
         glassbox::cli::add_load_command(app);
+        glassbox::cli::add_forget_command(app);
         glassbox::cli::add_query_command(app);
         glassbox::cli::add_graph_command(app);
         glassbox::cli::add_collections_command(app);

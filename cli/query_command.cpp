@@ -14,6 +14,7 @@
 #include "cli/render/table_render.hpp"
 #include "cli/settings.hpp"
 #include "cli/store_stats_table.hpp"
+#include "cli/term_arg.hpp"
 #include "loader/rdf_reader.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
@@ -27,36 +28,6 @@ using base::make_error;
 using base::Result;
 using nlohmann::json;
 
-// A term as written on the command line: an N-Triples term (<iri>, "literal", "x"@en,
-// "5"^^<datatype>, _:b), or — for convenience — a bare absolute IRI (scheme:rest, no spaces);
-// with `literal_fallback`, any other bare text is a plain literal. Checked by the same parser
-// the store uses, so what is accepted here is exactly what the store can match.
-schema::Term parse_term(const std::string& text, const char* option, bool literal_fallback) {
-    std::string written = text;
-    const bool looks_ntriples =
-        !text.empty() && (text.front() == '<' || text.front() == '"' || text.rfind("_:", 0) == 0);
-    if (!looks_ntriples) {
-        const auto colon = text.find(':');
-        const bool bare_iri = colon != std::string::npos && colon > 0 &&
-                              text.find(' ') == std::string::npos &&
-                              std::isalpha(static_cast<unsigned char>(text.front())) != 0;
-        if (bare_iri) {
-            written = "<" + text + ">";
-        } else if (literal_fallback) {
-            return schema::literal(text);
-        }
-    }
-    auto parsed = loader::parse_nquads("<urn:glassbox:s> <urn:glassbox:p> " + written + " .\n");
-    if (!parsed || parsed->size() != 1) {
-        exit_with_error(
-            make_error(ErrorType::kInvalidRequest,
-                       std::string(option) + " '" + text + "' is not a valid RDF term" +
-                           (parsed ? "" : " (" + parsed.error().message + ")") +
-                           "; write <http://…> for an IRI, \"text\" or \"text\"@en for a literal"));
-    }
-    return (*parsed)[0].o;
-}
-
 // ---- query triples --------------------------------------------------------------------------
 
 struct TriplesOptions {
@@ -67,9 +38,9 @@ struct TriplesOptions {
 
 void run_triples(const TriplesOptions& options) {
     schema::TriplesQuery query;
-    if (!options.s.empty()) query.s = parse_term(options.s, "-s", false);
-    if (!options.p.empty()) query.p = parse_term(options.p, "-p", false);
-    if (!options.o.empty()) query.o = parse_term(options.o, "-o", true);
+    if (!options.s.empty()) query.s = parse_term_arg(options.s, "-s", false);
+    if (!options.p.empty()) query.p = parse_term_arg(options.p, "-p", false);
+    if (!options.o.empty()) query.o = parse_term_arg(options.o, "-o", true);
     if (query.s && query.s->is_literal()) {
         exit_with_error(make_error(ErrorType::kInvalidRequest,
                                    "-s must be an IRI or a blank node, not a literal"));

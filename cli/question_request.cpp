@@ -17,6 +17,7 @@ json encode_target(Target target, const QuestionRequest& request) {
     target.streaming = request.streaming;
     target.session_id = request.session;
     if constexpr (requires { target.parent_uri; }) target.parent_uri = request.parent_uri;
+    target.revision_of = request.revision_of;
     return schema::encode(target);
 }
 

@@ -19,6 +19,8 @@ struct QuestionRequest {
     bool streaming = true;
     std::string session;                    // the conversation this question is a turn of
     std::optional<std::string> parent_uri;  // the calling step: the run becomes its sub-trace
+    // The Question IRI of the run this one asks again (`traces replay`): prov:wasRevisionOf.
+    std::optional<std::string> revision_of;
 };
 
 // Each target's own parameters (0: the worker's default); the query router's mode.

@@ -21,7 +21,9 @@
 #include "cli/trace_labels.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/messages_trace.hpp"
+#include "schema/nquads.hpp"
 #include "schema/services.hpp"
+#include "schema/vocabulary.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::cli {
@@ -102,6 +104,14 @@ struct ListOptions {
     std::string after;
     bool exact_total = false;
     bool evaluated = false;
+    // What the runs used, their text, whether a change affected them (docs/traces.md).
+    std::string uses_source;
+    std::string uses_document;
+    std::string uses_fact;
+    std::string entity;
+    std::string model;
+    std::string text;
+    bool affected = false;
 };
 
 void run_list(const ListOptions& options) {
@@ -117,12 +127,88 @@ void run_list(const ListOptions& options) {
     if (!options.after.empty()) request["after"] = options.after;
     if (options.exact_total) request["exact_total"] = true;
     if (options.evaluated) request["evaluated"] = true;
+    for (const auto& [key, value] :
+         {std::pair{"uses_source", &options.uses_source},
+          std::pair{"uses_document", &options.uses_document},
+          std::pair{"uses_fact", &options.uses_fact}, std::pair{"entity", &options.entity},
+          std::pair{"model", &options.model}, std::pair{"text", &options.text}}) {
+        if (!value->empty()) request[key] = *value;
+    }
+    if (options.affected) request["affected"] = true;
     print_trace_reply<schema::TraceSessionList>(options.client, request, [](const auto& list) {
         return traces::render_session_table(list);
     });
 }
 
 // ---- show ---------------------------------------------------------------------------------
+
+// "N facts" / "1 source": a count and its noun.
+std::string counted(std::size_t n, const char* noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// The lines `traces show` starts with when knowledge changes affected the run (docs/traces.md,
+// "Affected answers"): "Affected: 1 fact this answer used was removed by urn:… (replace, …)".
+std::string affected_lines(const schema::TraceDetail& trace) {
+    std::string out;
+    for (const auto& a : trace.affected) {
+        std::string what;
+        if (!a.facts.empty()) what = counted(a.facts.size(), "fact");
+        if (!a.sources.empty())
+            what += (what.empty() ? "" : " and ") + counted(a.sources.size(), "source");
+        if (what.empty()) what = "something";
+        const bool one = a.facts.size() + a.sources.size() == 1;
+        out += "Affected: " + what + " this answer used " + (one ? "was" : "were") +
+               " removed by " + a.change + " (" + a.kind + ", " + a.at + ")\n";
+        for (const auto& f : a.facts) out += "  removed fact: " + f + "\n";
+        for (const auto& src : a.sources) out += "  removed source: " + src + "\n";
+    }
+    return out;
+}
+
+// The invalidations as PROV, in their own named graph (urn:graph:invalidation) beside the
+// trace's: each change an activity, the run's answer (its last step) and the removed sources
+// prov:wasInvalidatedBy it, each removed fact a statement invalidated by it. The stored trace
+// itself is never rewritten.
+std::vector<schema::Triple> invalidation_triples(const schema::TraceDetail& trace) {
+    namespace v = schema::vocab;
+    const std::string graph = "urn:graph:invalidation";
+    std::vector<schema::Triple> out;
+    const auto add = [&](schema::Term s, std::string_view p, schema::Term o) {
+        out.push_back(schema::make_triple(std::move(s), schema::iri(p), std::move(o), graph));
+    };
+    const std::string answer =
+        trace.events.empty() ? trace.session.session : trace.events.back().explain_id;
+    std::size_t node = 0;
+    for (const auto& a : trace.affected) {
+        const auto change = schema::iri(a.change);
+        add(change, v::kRdfType, schema::iri(v::kProvActivity));
+        add(change, v::kRdfType, schema::iri(v::kKnowledgeChange));
+        if (!a.kind.empty()) add(change, v::kChangeKind, schema::literal(a.kind));
+        if (!a.at.empty()) add(change, v::kProvEndedAtTime, schema::xsd_datetime(a.at));
+        add(schema::iri(answer), v::kProvWasInvalidatedBy, change);
+        for (const auto& src : a.sources) add(schema::iri(src), v::kProvWasInvalidatedBy, change);
+        for (const auto& f : a.facts) {
+            auto parsed = schema::parse_nquads_line(f + " .", 1);
+            if (!parsed || !*parsed) continue;
+            const auto r = schema::blank("invalidated" + std::to_string(node++));
+            add(r, v::kRdfType, schema::iri(v::kRdfStatement));
+            add(r, v::kRdfSubject, (*parsed)->s);
+            add(r, v::kRdfPredicate, (*parsed)->p);
+            add(r, v::kRdfObject, (*parsed)->o);
+            add(r, v::kProvWasInvalidatedBy, change);
+        }
+    }
+    return out;
+}
+
+// The trace's triples, then its invalidations' (invalidation_triples).
+std::vector<schema::Triple> shown_triples(const schema::TraceDetail& trace) {
+    auto triples = traces::trace_triples(trace);
+    auto more = invalidation_triples(trace);
+    triples.insert(triples.end(), more.begin(), more.end());
+    return triples;
+}
 
 struct ShowOptions {
     ClientOptions client;
@@ -155,20 +241,20 @@ void run_show(const ShowOptions& options) {
             tree.full = options.full || options.show_sources;
             if (options.depth >= 0) tree.depth = static_cast<std::size_t>(options.depth);
             if (!tree.full) tree.labels = fetch_trace_labels(options.client, *trace);
-            std::cout << traces::render_tree(*trace, tree);
+            std::cout << affected_lines(*trace) << traces::render_tree(*trace, tree);
             break;
         }
         case traces::TraceFormat::kTurtle:
-            std::cout << traces::render_turtle(traces::trace_triples(*trace));
+            std::cout << traces::render_turtle(shown_triples(*trace));
             break;
         case traces::TraceFormat::kNTriples:
-            std::cout << traces::render_ntriples(traces::trace_triples(*trace));
+            std::cout << traces::render_ntriples(shown_triples(*trace));
             break;
         case traces::TraceFormat::kNQuads:
-            std::cout << traces::render_nquads(traces::trace_triples(*trace));
+            std::cout << traces::render_nquads(shown_triples(*trace));
             break;
         case traces::TraceFormat::kJsonLd:
-            std::cout << dump_json(traces::render_jsonld(traces::trace_triples(*trace)), 2) << '\n';
+            std::cout << dump_json(traces::render_jsonld(shown_triples(*trace)), 2) << '\n';
             break;
         case traces::TraceFormat::kJson:
             break;
@@ -469,6 +555,23 @@ void add_list(CLI::App& traces_cmd) {
                          "Only the runs that queried this collection");
     list_cmd->add_flag("--evaluated", list->evaluated,
                        "Only the runs with an evaluation (glassbox eval), with their score (EVAL)");
+    // What the runs used (docs/traces.md, "Which answers rest on what"); a sub-run's uses count
+    // for its top-level run.
+    list_cmd->add_option("--uses-source", list->uses_source,
+                         "Only the runs that used facts or chunks of this source (its URI)");
+    list_cmd->add_option("--uses-document", list->uses_document,
+                         "Only the runs that used this document or chunk (its URI)");
+    list_cmd->add_option("--uses-fact", list->uses_fact,
+                         "Only the runs that used this fact: 'S P O' (N-Triples terms, or IRIs "
+                         "and a plain literal)");
+    list_cmd->add_option("--entity", list->entity,
+                         "Only the runs whose used facts or seeds name this entity (an IRI)");
+    list_cmd->add_option("--model", list->model, "Only the runs a step of which used this model");
+    list_cmd->add_option("--text", list->text,
+                         "Only the runs whose question or answer holds every one of these words");
+    list_cmd->add_flag("--affected", list->affected,
+                       "Only the runs a knowledge change affected (removed a fact or source they "
+                       "used; AFFECTED in STATUS)");
     // The trace service's own bound: a larger limit is refused here, naming the range.
     list_cmd->add_option("--limit", list->limit, "At most this many sessions")
         ->capture_default_str()
@@ -551,12 +654,13 @@ void add_traces_command(CLI::App& app) {
     auto* traces_cmd =
         app.add_subcommand("traces",
                            "Read explain traces back: list, show, tail, export, stats; prune, pin, "
-                           "unpin");
+                           "unpin; diff two runs, replay one");
     traces_cmd->require_subcommand(1);
     add_list(*traces_cmd);
     add_show(*traces_cmd);
     add_tail_export_stats(*traces_cmd);
     add_retention(*traces_cmd);
+    add_traces_compare(*traces_cmd);
 }
 
 }  // namespace glassbox::cli

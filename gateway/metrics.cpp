@@ -170,6 +170,8 @@ std::string route_label(const std::string& method, const std::string& path) {
     constexpr std::string_view kTraces = "/api/v1/traces/";
     if (std::find(kRoutes.begin(), kRoutes.end(), path) != kRoutes.end())
         route = path;
+    else if (path == "/api/v1/traces/compare")
+        route = path;
     else if (path.starts_with(kTraces))
         route = path.ends_with("/events") ? "/api/v1/traces/{id}/events" : "/api/v1/traces/{id}";
     else if (path.starts_with("/api/") || path.starts_with("/mcp"))

@@ -1,5 +1,5 @@
 // GET /api/v1/traces and /api/v1/traces/{id}: the `trace` service's list and show
-// (docs/traces.md §2), over HTTP.
+// (docs/traces.md §2), over HTTP; GET /api/v1/traces/compare: its compare.
 #include <array>
 #include <charconv>
 
@@ -31,9 +31,11 @@ base::Result<long long> integer_param(const std::string& name, const std::string
 
 // The list's filters. Unknown parameters are refused (admit) so a misspelt filter cannot
 // silently list everything.
-constexpr std::string_view kListParameters[] = {"kind",   "status", "since",       "until",
-                                                "search", "parent", "all",         "limit",
-                                                "offset", "after",  "exact_total", "evaluated"};
+constexpr std::string_view kListParameters[] = {
+    "kind", "status", "since", "until", "search", "parent", "all", "limit", "offset", "after",
+    "exact_total", "evaluated",
+    // What the runs used, their text, whether a change affected them (docs/traces.md).
+    "uses_source", "uses_document", "uses_fact", "entity", "model", "text", "affected"};
 
 // The list request from the query string (its names already checked against kListParameters).
 base::Result<json> list_request(const httplib::Request& req) {
@@ -42,9 +44,12 @@ base::Result<json> list_request(const httplib::Request& req) {
         if (value.size() > kMaxParamBytes)
             return make_error(ErrorType::kInvalidRequest, name + " is longer than 1024 bytes");
         if (name == "kind" || name == "status" || name == "since" || name == "until" ||
-            name == "search" || name == "parent" || name == "after") {
+            name == "search" || name == "parent" || name == "after" || name == "uses_source" ||
+            name == "uses_document" || name == "uses_fact" || name == "entity" || name == "model" ||
+            name == "text") {
             request[name] = value;
-        } else if (name == "all" || name == "exact_total" || name == "evaluated") {
+        } else if (name == "all" || name == "exact_total" || name == "evaluated" ||
+                   name == "affected") {
             if (value != "true" && value != "false" && value != "1" && value != "0" &&
                 !value.empty())
                 return make_error(ErrorType::kInvalidRequest, name + " must be true or false");
@@ -133,6 +138,33 @@ void send_trace(httplib::Response& res, TraceFormat format, const json& reply) {
     }
 }
 
+// GET /api/v1/traces/compare?a=&b=: the trace service's compare (docs/traces.md, "Replay and
+// compare"); both runs named as show takes them.
+constexpr std::string_view kCompareParameters[] = {"a", "b"};
+
+void compare_route(Gateway::State& state, const httplib::Request& req, httplib::Response& res) {
+    if (!admit(req, res, RouteShape{kCompareParameters, kJsonOnly})) return;
+    json request{{"op", "compare"}};
+    for (const char* name : {"a", "b"}) {
+        const std::string value = req.get_param_value(name);
+        if (value.empty() || value.size() > kMaxParamBytes) {
+            send_error(res, make_error(ErrorType::kInvalidRequest,
+                                       std::string(name) +
+                                           " must name a trace: a session URI or a UUID prefix "
+                                           "of at most 1024 bytes"));
+            return;
+        }
+        request[name] = value;
+    }
+    auto reply = state.bus.call(schema::services::kTrace, request, state.config.call_timeout);
+    if (!reply) {
+        send_error(res, reply.error());
+        return;
+    }
+    ServerPaths::instance().redact_json(*reply);
+    send_json(res, 200, *reply);
+}
+
 }  // namespace
 
 void add_trace_routes(Gateway::State& state) {
@@ -153,6 +185,11 @@ void add_trace_routes(Gateway::State& state) {
         ServerPaths::instance().redact_json(*reply);
         send_json(res, 200, *reply);
     });
+    // Registered before /api/v1/traces/{id}, which would take "compare" for an id.
+    state.server.Get("/api/v1/traces/compare",
+                     [&state](const httplib::Request& req, httplib::Response& res) {
+                         compare_route(state, req, res);
+                     });
     // The id is a session URI (URL-encoded; httplib decodes the path) or a unique UUID prefix.
     state.server.Get(R"(/api/v1/traces/([^/]{1,1024}))", [&state](const httplib::Request& req,
                                                                   httplib::Response& res) {

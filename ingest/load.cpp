@@ -293,6 +293,7 @@ json totals_json(const LoadSettings& settings, const LoadTotals& t, bool rdf) {
         out["added"] = t.added;
         out["present"] = t.present;
         out["skipped"] = t.skipped;
+        if (t.change) out["change"] = schema::encode(*t.change);
     } else {
         out["documents"] = t.documents;
         out["documents_added"] = t.documents_added;
@@ -419,6 +420,10 @@ Result<void> commit_load(Pipeline& pipeline, const LoadSettings& settings, const
                          std::uint64_t staged, LoadTotals& totals, LoadObserver& observer) {
     auto committing = observer.stage("committing", "statements", staged);
     json body{{"op", "load-commit"}, {"collection", settings.collection}, {"load", load}};
+    if (settings.replace) {
+        body["replace"] = true;
+        body["actor"] = settings.actor;
+    }
     auto reply = pipeline.call(body, long_timeout(settings));
     if (!reply) {
         committing->finish();
@@ -428,6 +433,11 @@ Result<void> commit_load(Pipeline& pipeline, const LoadSettings& settings, const
     if (!counts) return counts.error();
     totals.added = counts->added;
     totals.present = counts->present;
+    if (const auto change = reply->find("change"); change != reply->end()) {
+        auto summary = schema::decode<schema::KnowledgeChangeSummary>(*change);
+        if (!summary) return summary.error();
+        totals.change = std::move(*summary);
+    }
     committing->update(staged);
     committing->finish();
     return {};

@@ -44,6 +44,11 @@ struct LoadSettings {
     // shown): its source, the base of its relative IRIs, a text document's IRI; its file name
     // stands for its path. Empty: each file's own URI and path.
     std::string source_iri;
+    // rdf: each file replaces what an earlier load of the same source put in (its facts no
+    // longer in the file go; docs/knowledge.md, "Changing and retracting knowledge"), and the
+    // change is recorded as a trace naming `actor` (who asked; the CLI sends the OS user name).
+    bool replace = false;
+    std::string actor;
 };
 
 // What a load ended with.
@@ -65,6 +70,8 @@ struct LoadTotals {
     double index_seconds = 0;
     std::string index_model;  // the embedding model indexing used, and its dimension
     std::uint32_t index_dim = 0;
+    // A replacing load: what the replacement did, and its trace.
+    std::optional<schema::KnowledgeChangeSummary> change;
 };
 
 // One stage of a load as its caller shows it (the CLI draws a progress line; the gateway

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/ascii.hpp"
+#include "reasoner/detail/aggregate_plan.hpp"
 #include "reasoner/detail/name_list.hpp"
 #include "reasoner/detail/question_analysis.hpp"
 #include "reasoner/detail/question_intent.hpp"
@@ -32,6 +33,7 @@ namespace {
 constexpr std::string_view kTriples = "triples-query";
 constexpr std::string_view kKnowledge = "knowledge-query";
 constexpr std::string_view kDocument = "document-query";
+constexpr std::string_view kGraphQuery = "graph-query";
 
 std::string str(const json& object, const char* key) {
     if (!object.is_object()) return {};
@@ -116,6 +118,14 @@ public:
     }
 
     PlannerStep next(const json& steps) {
+        // Counts, value filters, superlatives and comparisons: graph-query attempts first; when
+        // they are used up without rows, the whole question goes to a retrieval tool.
+        if (offered(tools_, kGraphQuery) && !asked_whole_before(steps)) {
+            if (const auto shape = detail::aggregate_shape(question_)) {
+                if (auto step = detail::plan_aggregate_step(*shape, steps)) return std::move(*step);
+                return ask_whole("The graph queries found nothing");
+            }
+        }
         const Progress progress = read_steps(steps);
         const std::size_t hop = progress.hop;
         if (progress.whole && progress.document_queries == 1 &&
@@ -135,6 +145,16 @@ public:
     }
 
 private:
+    // True when a step asked a retrieval tool the whole question (the graph-query fallback).
+    static bool asked_whole_before(const json& steps) {
+        if (!steps.is_array()) return false;
+        for (const json& step : steps) {
+            for (const auto& call : calls_of(step))
+                if (call.tool == kKnowledge || call.tool == kDocument) return true;
+        }
+        return false;
+    }
+
     // What the steps so far found: the chain's frontier and the hops it took, and the last
     // whole-question answer (knowledge-query or document-query) when one was asked.
     struct Progress {

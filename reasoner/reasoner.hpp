@@ -137,6 +137,13 @@ PlannerStep plan_agent_turn(std::string_view question, const nlohmann::json& too
                             const nlohmann::json& steps, const nlohmann::json& history,
                             const PlannerLimits& limits = {});
 
+// How well a predicate's label ("was built by", "plays_in_club") expresses a relation phrase
+// ("built by", "play for club"): the weighted share of the phrase's relation words the label's
+// words match (relation_cues), less a little for each label word the phrase does not ask for;
+// 0..1. The agent's graph-query tool maps a query's relation words onto the store's predicates
+// with it.
+double relation_phrase_match(std::string_view predicate_label, std::string_view phrase);
+
 // The step as the agent-react template asks for it.
 std::string render_react(const PlannerStep& step);
 

@@ -215,7 +215,7 @@ Term datetime_literal(TimePoint time) { return xsd_datetime(base::format_xsd_dat
 void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
               std::string_view worker_agent, std::optional<std::string_view> parent_uri,
               std::optional<std::string_view> conversation, std::string_view request_id,
-              std::string_view collection) {
+              std::string_view collection, std::string_view revision_of) {
     Emitter e(out);
     const auto q = run.question();
     e.type(q, v::kProvActivity);
@@ -237,6 +237,7 @@ void question(TripleSink& out, const RunUris& run, std::string_view query, TimeP
     if (conversation && !conversation->empty()) e.literal(q, v::kConversation, *conversation);
     if (!request_id.empty()) e.literal(q, v::kRequestId, request_id);
     if (!collection.empty()) e.literal(q, v::kCollection, collection);
+    if (!revision_of.empty()) e.iri(q, v::kProvWasRevisionOf, revision_of);
 }
 
 void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status) {
@@ -620,10 +621,11 @@ std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoi
                              std::string_view worker_agent,
                              std::optional<std::string_view> parent_uri,
                              std::optional<std::string_view> conversation,
-                             std::string_view request_id, std::string_view collection) {
+                             std::string_view request_id, std::string_view collection,
+                             std::string_view revision_of) {
     return listed([&](TripleSink& out) {
         question(out, run, query, started, worker_agent, parent_uri, conversation, request_id,
-                 collection);
+                 collection, revision_of);
     });
 }
 

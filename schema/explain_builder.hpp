@@ -291,12 +291,15 @@ int aggregate_tier(const std::vector<AnswerSourceInfo>& sources) noexcept;
 // session_id), gb:conversation: the run is a turn of that conversation. Workers pass it for
 // top-level runs only (no parent_uri); a sub-run belongs to its caller's turn. A non-empty
 // `request_id` (the query request's, from the HTTP gateway) becomes gb:requestId; a non-empty
-// `collection`, the knowledge collection the run asks, gb:collection.
+// `collection`, the knowledge collection the run asks, gb:collection. A non-empty `revision_of`
+// (the Question IRI of an earlier run this one asks again: `glassbox traces replay`) becomes
+// prov:wasRevisionOf.
 std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
                              std::string_view worker_agent,
                              std::optional<std::string_view> parent_uri = std::nullopt,
                              std::optional<std::string_view> conversation = std::nullopt,
-                             std::string_view request_id = {}, std::string_view collection = {});
+                             std::string_view request_id = {}, std::string_view collection = {},
+                             std::string_view revision_of = {});
 
 // prov:endedAtTime and gb:status ("complete" | "error" | "incomplete") of the Question.
 std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus status);
@@ -366,7 +369,8 @@ void question(TripleSink& out, const RunUris& run, std::string_view query, TimeP
               std::string_view worker_agent,
               std::optional<std::string_view> parent_uri = std::nullopt,
               std::optional<std::string_view> conversation = std::nullopt,
-              std::string_view request_id = {}, std::string_view collection = {});
+              std::string_view request_id = {}, std::string_view collection = {},
+              std::string_view revision_of = {});
 void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status);
 void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
                const std::vector<std::string>& concepts);

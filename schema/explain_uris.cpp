@@ -179,6 +179,9 @@ std::string RunUris::conflict(std::string_view step, std::size_t n) const {
     return at(std::string(step) + ":conflict:" + std::to_string(n));
 }
 std::string RunUris::text(std::string_view key) const { return at("text:" + percent_encode(key)); }
+std::string RunUris::removed_fact(std::size_t n) const {
+    return at("removed:" + std::to_string(n));
+}
 
 bool is_writable_iri(std::string_view iri) noexcept {
     std::uint8_t seen = 0;
@@ -236,6 +239,10 @@ std::string worker_agent_uri(std::string_view service) {
 
 std::string model_agent_uri(std::string_view model) {
     return "urn:glassbox:agent:model:" + percent_encode(model);
+}
+
+std::string user_agent_uri(std::string_view name) {
+    return "urn:glassbox:agent:user:" + percent_encode(name);
 }
 
 }  // namespace glassbox::schema::explain

@@ -15,8 +15,10 @@
 //   urn:glassbox:<uuid>:synthesis:feature:N   an evidence feature of the answer's confidence
 //   urn:glassbox:<uuid>:conclusion:feature:N
 //   urn:glassbox:<uuid>:text:<key>            a large text stored once in the trace store
+//   urn:glassbox:<uuid>:removed:N             a fact a knowledge change removed (rdf:Statement)
 //   urn:glassbox:agent:worker:<service>       a worker (prov:SoftwareAgent)
 //   urn:glassbox:agent:model:<model>          a model (prov:SoftwareAgent), percent-encoded
+//   urn:glassbox:agent:user:<name>            a person (prov:Agent), percent-encoded
 #pragma once
 
 #include <cstddef>
@@ -61,6 +63,8 @@ public:
     std::string completeness(std::string_view step) const;
     std::string conflict(std::string_view step, std::size_t n) const;
     std::string text(std::string_view key) const;
+    // Fact N removed by a knowledge change (docs/knowledge.md, "Changing and retracting").
+    std::string removed_fact(std::size_t n) const;
 
 private:
     explicit RunUris(std::string uuid);
@@ -88,5 +92,7 @@ std::string writable_iri(std::string_view iri);
 std::string worker_agent_uri(std::string_view service);
 // urn:glassbox:agent:model:<model>, bytes outside [A-Za-z0-9._~-] percent-encoded.
 std::string model_agent_uri(std::string_view model);
+// urn:glassbox:agent:user:<name>, percent-encoded as model_agent_uri: who asked for a change.
+std::string user_agent_uri(std::string_view name);
 
 }  // namespace glassbox::schema::explain

@@ -71,6 +71,9 @@ struct GraphRagQuery {
     // Below this calibrated confidence the answer says it does not know (docs/confidence.md);
     // absent: the worker's rag.min_confidence.
     std::optional<double> min_confidence;
+    // The Question IRI of an earlier run this one asks again (`glassbox traces replay`): the
+    // run's Question records prov:wasRevisionOf it (docs/traces.md, "Replay and compare").
+    std::optional<std::string> revision_of;
     bool operator==(const GraphRagQuery&) const = default;
 };
 
@@ -81,8 +84,9 @@ struct DocumentRagQuery {
     std::uint32_t fetch_limit = 0;
     bool streaming = false;
     std::optional<std::string> parent_uri;
-    std::string session_id;                // as GraphRagQuery::session_id
-    std::optional<double> min_confidence;  // as GraphRagQuery::min_confidence
+    std::string session_id;                  // as GraphRagQuery::session_id
+    std::optional<double> min_confidence;    // as GraphRagQuery::min_confidence
+    std::optional<std::string> revision_of;  // as GraphRagQuery::revision_of
     bool operator==(const DocumentRagQuery&) const = default;
 };
 
@@ -107,6 +111,7 @@ struct AgentRequest {
     // Below this calibrated confidence the answer says it does not know (docs/confidence.md);
     // absent: the worker's agent.min_confidence.
     std::optional<double> min_confidence;
+    std::optional<std::string> revision_of;  // as GraphRagQuery::revision_of
     bool operator==(const AgentRequest&) const = default;
 };
 
@@ -135,6 +140,9 @@ struct QueryRequest {
     // The HTTP request it came in with (the gateway's X-Request-ID; "" = none): on the Question
     // as gb:requestId. 1-128 printable ASCII characters (kMaxRequestIdBytes).
     std::string request_id;
+    // As GraphRagQuery::revision_of: recorded on the router's own Question only, never passed
+    // to the engines it calls (their runs are sub-runs of this one).
+    std::optional<std::string> revision_of;
     bool operator==(const QueryRequest&) const = default;
 };
 
@@ -563,6 +571,45 @@ struct CollectionDeleted {
     bool operator==(const CollectionDeleted&) const = default;
 };
 
+// ---- changing and retracting knowledge (docs/knowledge.md, "Changing and retracting") --------
+
+// `forget-source` {collection, source, actor}, `forget-fact` {collection, fact, actor} and
+// `forget-document` {collection, document, actor} -> KnowledgeChangeSummary. `actor` names who
+// asked (the CLI sends the OS user name); it goes into the change's trace.
+struct ForgetRequest {
+    std::string collection;
+    std::string source;            // forget-source: the source's URI
+    std::string document;          // forget-document: the document's URI
+    std::optional<Triple> fact{};  // forget-fact: the fact (its "g" the named graph, if any)
+    std::string actor{};
+    bool operator==(const ForgetRequest&) const = default;
+};
+
+// What a change did to one source (a file a replacing load replaced).
+struct SourceChangeSummary {
+    std::string source;
+    std::uint64_t added = 0;      // facts the source states now and did not before
+    std::uint64_t removed = 0;    // facts it stated before that are no longer stored
+    std::uint64_t kept = 0;       // facts it no longer states that another source still does
+    std::uint64_t unchanged = 0;  // facts it states as before (their rows untouched)
+    bool operator==(const SourceChangeSummary&) const = default;
+};
+
+// The reply of a forget op, and the "change" of a replacing load-commit's reply.
+struct KnowledgeChangeSummary {
+    std::string kind;   // "replace" | "forget-source" | "forget-fact" | "forget-document"
+    std::string trace;  // the change's trace: its run's Question URI
+    std::string collection;
+    std::uint64_t facts_added = 0;
+    std::uint64_t facts_removed = 0;  // no longer stored
+    std::uint64_t facts_kept = 0;     // lost a source, kept by another
+    std::uint64_t facts_unchanged = 0;
+    bool removed_listed = true;                // the trace lists every removed fact
+    std::vector<SourceChangeSummary> sources;  // replace: one per replaced source
+    std::vector<std::string> removed_sources;  // sources, documents, chunks no longer stored
+    bool operator==(const KnowledgeChangeSummary&) const = default;
+};
+
 // ---- LLM ------------------------------------------------------------------------------------
 
 struct LlmRequest {
@@ -664,6 +711,9 @@ nlohmann::json encode(const CollectionList& m);
 nlohmann::json encode(const CollectionDeleteRequest& m);
 nlohmann::json encode(const CollectionSetRequest& m);
 nlohmann::json encode(const CollectionDeleted& m);
+nlohmann::json encode(const ForgetRequest& m);
+nlohmann::json encode(const SourceChangeSummary& m);
+nlohmann::json encode(const KnowledgeChangeSummary& m);
 nlohmann::json encode(const LlmRequest& m);
 nlohmann::json encode(const LlmResponse& m);
 nlohmann::json encode(const EchoRequest& m);
@@ -725,6 +775,8 @@ GLASSBOX_DECLARE_DECODE(LabelsResponse)
 GLASSBOX_DECLARE_DECODE(HybridChunkQuery)
 GLASSBOX_DECLARE_DECODE(StoreStatsRequest)
 GLASSBOX_DECLARE_DECODE(StoreStats)
+GLASSBOX_DECLARE_DECODE(ForgetRequest)
+GLASSBOX_DECLARE_DECODE(KnowledgeChangeSummary)
 GLASSBOX_DECLARE_DECODE(LlmRequest)
 GLASSBOX_DECLARE_DECODE(LlmResponse)
 GLASSBOX_DECLARE_DECODE(EchoRequest)

@@ -28,6 +28,7 @@ struct FieldList<GraphRagQuery> {
         field("session_id", &T::session_id),
         field("exclude", &T::exclude),
         field("min_confidence", &T::min_confidence),
+        iri_field("revision_of", &T::revision_of),
     };
 };
 
@@ -35,10 +36,15 @@ template <>
 struct FieldList<DocumentRagQuery> {
     using T = DocumentRagQuery;
     static constexpr auto value = std::tuple{
-        field("query", &T::query),           field("collection", &T::collection),
-        field("doc_limit", &T::doc_limit),   field("fetch_limit", &T::fetch_limit),
-        field("streaming", &T::streaming),   iri_field("parent_uri", &T::parent_uri),
-        field("session_id", &T::session_id), field("min_confidence", &T::min_confidence),
+        field("query", &T::query),
+        field("collection", &T::collection),
+        field("doc_limit", &T::doc_limit),
+        field("fetch_limit", &T::fetch_limit),
+        field("streaming", &T::streaming),
+        iri_field("parent_uri", &T::parent_uri),
+        field("session_id", &T::session_id),
+        field("min_confidence", &T::min_confidence),
+        iri_field("revision_of", &T::revision_of),
     };
 };
 
@@ -66,6 +72,7 @@ struct FieldList<AgentRequest> {
         iri_field("parent_uri", &T::parent_uri),
         field("tools", &T::tools),
         field("min_confidence", &T::min_confidence),
+        iri_field("revision_of", &T::revision_of),
     };
 };
 
@@ -73,9 +80,13 @@ template <>
 struct FieldList<QueryRequest> {
     using T = QueryRequest;
     static constexpr auto value = std::tuple{
-        field("query", &T::query),           field("mode", &T::mode),
-        field("collection", &T::collection), field("streaming", &T::streaming),
-        field("session_id", &T::session_id), field("request_id", &T::request_id),
+        field("query", &T::query),
+        field("mode", &T::mode),
+        field("collection", &T::collection),
+        field("streaming", &T::streaming),
+        field("session_id", &T::session_id),
+        field("request_id", &T::request_id),
+        iri_field("revision_of", &T::revision_of),
     };
 };
 

@@ -109,6 +109,17 @@ GLASSBOX_FIELDS(CollectionDeleteRequest, required("collection", &T::collection))
 GLASSBOX_FIELDS(CollectionSetRequest, required("collection", &T::collection),
                 required("max_age", &T::max_age), field("create", &T::create))
 GLASSBOX_FIELDS(CollectionDeleted, required("removed", &T::removed))
+GLASSBOX_FIELDS(ForgetRequest, field("collection", &T::collection), field("source", &T::source),
+                field("document", &T::document), field("fact", &T::fact), field("actor", &T::actor))
+GLASSBOX_FIELDS(SourceChangeSummary, required("source", &T::source), field("added", &T::added),
+                field("removed", &T::removed), field("kept", &T::kept),
+                field("unchanged", &T::unchanged))
+GLASSBOX_FIELDS(KnowledgeChangeSummary, required("kind", &T::kind), field("trace", &T::trace),
+                field("collection", &T::collection), field("facts_added", &T::facts_added),
+                field("facts_removed", &T::facts_removed), field("facts_kept", &T::facts_kept),
+                field("facts_unchanged", &T::facts_unchanged),
+                field("removed_listed", &T::removed_listed), field("sources", &T::sources),
+                field("removed_sources", &T::removed_sources))
 
 #undef GLASSBOX_FIELDS
 
@@ -151,5 +162,8 @@ GLASSBOX_FIELD_LIST_CODEC(CollectionList)
 GLASSBOX_FIELD_LIST_CODEC(CollectionDeleteRequest)
 GLASSBOX_FIELD_LIST_CODEC(CollectionSetRequest)
 GLASSBOX_FIELD_LIST_CODEC(CollectionDeleted)
+GLASSBOX_FIELD_LIST_CODEC(ForgetRequest)
+GLASSBOX_FIELD_LIST_CODEC(SourceChangeSummary)
+GLASSBOX_FIELD_LIST_CODEC(KnowledgeChangeSummary)
 
 }  // namespace glassbox::schema

@@ -77,6 +77,16 @@ struct FieldList<TraceSessionSummary> {
         field("output_tokens", &T::output_tokens),
         field("pinned", &T::pinned),
         field("evaluations", &T::evaluations),
+        field("affected", &T::affected),
+    };
+};
+
+template <>
+struct FieldList<TraceInvalidation> {
+    using T = TraceInvalidation;
+    static constexpr auto value = std::tuple{
+        required("change", &T::change), field("at", &T::at),           field("kind", &T::kind),
+        field("facts", &T::facts),      field("sources", &T::sources),
     };
 };
 
@@ -146,6 +156,49 @@ struct FieldList<TracePruneResult> {
         field("quarantined", &T::quarantined),
         field("bytes_before", &T::bytes_before),
         field("bytes_after", &T::bytes_after),
+    };
+};
+
+template <>
+struct FieldList<ComparedRun> {
+    using T = ComparedRun;
+    static constexpr auto value = std::tuple{
+        required("session", &T::session),
+        nullable("kind", &T::kind),
+        field("question", &T::question),
+        nullable("collection", &T::collection),
+        field("status", &T::status),
+        nullable("started", &T::started),
+        nullable("duration_ms", &T::duration_ms),
+        field("input_tokens", &T::input_tokens),
+        field("output_tokens", &T::output_tokens),
+        field("answer", &T::answer),
+        nullable("short_answer", &T::short_answer),
+        nullable("confidence", &T::confidence),
+        field("abstained", &T::abstained),
+        field("models", &T::models),
+        field("sources", &T::sources),
+        field("facts", &T::facts),
+        nullable("revision_of", &T::revision_of),
+    };
+};
+
+template <>
+struct FieldList<TraceComparison> {
+    using T = TraceComparison;
+    static constexpr auto value = std::tuple{
+        required("a", &T::a),
+        required("b", &T::b),
+        field("answer_changed", &T::answer_changed),
+        field("short_answer_changed", &T::short_answer_changed),
+        nullable("confidence_change", &T::confidence_change),
+        field("sources_added", &T::sources_added),
+        field("sources_removed", &T::sources_removed),
+        field("sources_kept", &T::sources_kept),
+        field("facts_added", &T::facts_added),
+        field("facts_removed", &T::facts_removed),
+        field("facts_kept", &T::facts_kept),
+        field("b_revises_a", &T::b_revises_a),
     };
 };
 
@@ -235,6 +288,7 @@ base::Result<TraceDetail> detail_at(const json& v, const std::string& path, int 
     TraceDetail trace;
     if (r.require("session")) detail::read_value(r, "session", trace.session);
     detail::read_value(r, "events", trace.events);
+    detail::read_value(r, "affected", trace.affected);
     r.read_array("subtraces", trace.subtraces, [depth](const json& sub, const std::string& at) {
         return detail_at(sub, at, depth + 1);
     });
@@ -268,9 +322,15 @@ json encode(const TraceDetail& m) {
     for (const auto& event : m.events) events.push_back(encode(event));
     json subtraces = json::array();
     for (const auto& sub : m.subtraces) subtraces.push_back(encode(sub));
-    return json{{"session", encode(m.session)},
-                {"events", std::move(events)},
-                {"subtraces", std::move(subtraces)}};
+    json out{{"session", encode(m.session)},
+             {"events", std::move(events)},
+             {"subtraces", std::move(subtraces)}};
+    if (!m.affected.empty()) {
+        json affected = json::array();
+        for (const auto& a : m.affected) affected.push_back(detail::encode_fields(a));
+        out["affected"] = std::move(affected);
+    }
+    return out;
 }
 
 template <>
@@ -322,5 +382,7 @@ GLASSBOX_FIELD_LIST_CODEC(ConversationTurns)
 GLASSBOX_FIELD_LIST_CODEC(ConversationSummary)
 GLASSBOX_FIELD_LIST_CODEC(ConversationList)
 GLASSBOX_FIELD_LIST_CODEC(ConversationForgotten)
+GLASSBOX_FIELD_LIST_CODEC(ComparedRun)
+GLASSBOX_FIELD_LIST_CODEC(TraceComparison)
 
 }  // namespace glassbox::schema

@@ -87,6 +87,8 @@ struct TraceSessionSummary {
     bool pinned = false;  // never pruned (docs/traces.md, "Retention")
     // Its evaluations, oldest first (at most kMaxEvaluationsPerRun); empty when never evaluated.
     std::vector<TraceEvaluation> evaluations;
+    // How many knowledge changes removed something it used (docs/traces.md, "Affected answers").
+    std::int64_t affected = 0;
     bool operator==(const TraceSessionSummary&) const = default;
 };
 
@@ -112,12 +114,27 @@ struct TraceEvent {
     bool operator==(const TraceEvent&) const = default;
 };
 
+// A knowledge change that removed something a run used (docs/traces.md, "Affected answers"):
+// the change run's IRI, when it ended, its gb:changeKind, and the used facts ("S P O" in
+// N-Triples terms) and sources it removed.
+struct TraceInvalidation {
+    std::string change;  // required
+    std::string at;      // xsd:dateTime
+    std::string kind;    // replace | forget-source | forget-fact | forget-document
+    std::vector<std::string> facts;
+    std::vector<std::string> sources;
+    bool operator==(const TraceInvalidation&) const = default;
+};
+
 // The reply of `show`: a session, its events in seq order, its sub-traces nested the same way
 // (at most kMaxTraceDepth deep). The decoder sorts events by seq whatever order they came in.
 struct TraceDetail {
     TraceSessionSummary session;  // required
     std::vector<TraceEvent> events;
     std::vector<TraceDetail> subtraces;
+    // The changes that affected the run, oldest first (the top-level detail only; absent when
+    // none).
+    std::vector<TraceInvalidation> affected;
     bool operator==(const TraceDetail&) const = default;
 };
 
@@ -259,6 +276,58 @@ struct ConversationForgotten {
     bool operator==(const ConversationForgotten&) const = default;
 };
 
+// ---- compare (docs/traces.md, "Replay and compare") ------------------------------------------
+
+// One run as `compare` reads it from its stored triples (its sub-runs' included).
+struct ComparedRun {
+    std::string session;  // required: the run's Question IRI
+    std::optional<std::string> kind;
+    std::string question;  // gb:query of its Question
+    std::optional<std::string> collection;
+    std::string status;
+    std::optional<std::string> started;
+    std::optional<std::int64_t> duration_ms;
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
+    std::string answer;  // gb:answerText of its last Synthesis or Conclusion; "" when none
+    std::optional<std::string> short_answer;  // gb:shortAnswer, when stated
+    std::optional<double> confidence;         // gb:answerConfidence of that step, when stated
+    bool abstained = false;                   // gb:abstained: the answer was withheld
+    std::vector<std::string> models;          // gb:model of its steps and sub-runs', sorted
+    // The documents (or, with none known, the chunks or files) its selected edges and chunks,
+    // and a routed answer's gb:answerSource, derive from; sorted, at most kMaxComparedItems.
+    std::vector<std::string> sources;
+    // The facts (S P O) of the edges its Focus steps kept; at most kMaxComparedItems.
+    std::vector<Triple> facts;
+    std::optional<std::string> revision_of;  // prov:wasRevisionOf of its Question
+    bool operator==(const ComparedRun&) const = default;
+};
+
+// A compared run lists at most this many sources and facts (a Focus keeps tens; the bound only
+// caps a reply's size for a run configured to keep thousands).
+inline constexpr std::size_t kMaxComparedItems = 2000;
+
+// The reply of `compare`: runs a and b, and what changed from a to b.
+struct TraceComparison {
+    ComparedRun a;                      // required
+    ComparedRun b;                      // required
+    bool answer_changed = false;        // the answer texts differ
+    bool short_answer_changed = false;  // the short answers differ
+    // b's confidence less a's, when both state one.
+    std::optional<double> confidence_change;
+    std::vector<std::string> sources_added;  // in b, not in a
+    std::vector<std::string> sources_removed;
+    std::int64_t sources_kept = 0;
+    std::vector<Triple> facts_added;
+    std::vector<Triple> facts_removed;
+    std::int64_t facts_kept = 0;
+    bool b_revises_a = false;  // b's Question prov:wasRevisionOf a's
+    bool operator==(const TraceComparison&) const = default;
+};
+
+nlohmann::json encode(const ComparedRun& m);
+nlohmann::json encode(const TraceComparison& m);
+
 nlohmann::json encode(const TraceSessionSummary& m);
 nlohmann::json encode(const TraceSessionList& m);
 nlohmann::json encode(const TraceEvent& m);
@@ -296,6 +365,8 @@ GLASSBOX_DECLARE_DECODE(ConversationTurns)
 GLASSBOX_DECLARE_DECODE(ConversationSummary)
 GLASSBOX_DECLARE_DECODE(ConversationList)
 GLASSBOX_DECLARE_DECODE(ConversationForgotten)
+GLASSBOX_DECLARE_DECODE(ComparedRun)
+GLASSBOX_DECLARE_DECODE(TraceComparison)
 #undef GLASSBOX_DECLARE_DECODE
 
 }  // namespace glassbox::schema

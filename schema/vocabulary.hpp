@@ -54,6 +54,11 @@ inline constexpr std::string_view kProvStartedAtTime = "http://www.w3.org/ns/pro
 inline constexpr std::string_view kProvEndedAtTime = "http://www.w3.org/ns/prov#endedAtTime";
 inline constexpr std::string_view kProvGeneratedAtTime =
     "http://www.w3.org/ns/prov#generatedAtTime";
+inline constexpr std::string_view kProvWasInvalidatedBy =
+    "http://www.w3.org/ns/prov#wasInvalidatedBy";
+inline constexpr std::string_view kProvInvalidatedAtTime =
+    "http://www.w3.org/ns/prov#invalidatedAtTime";
+inline constexpr std::string_view kProvWasRevisionOf = "http://www.w3.org/ns/prov#wasRevisionOf";
 
 // ---- Dublin Core terms, schema.org: a source's own date ----------------------------------------
 inline constexpr std::string_view kDctermsDate = "http://purl.org/dc/terms/date";
@@ -205,6 +210,16 @@ inline constexpr std::string_view kObservationRef = "https://glassbox.dev/ns#obs
 inline constexpr std::string_view kToolCandidate = "https://glassbox.dev/ns#toolCandidate";
 inline constexpr std::string_view kToolStatus = "https://glassbox.dev/ns#toolStatus";
 inline constexpr std::string_view kTerminationReason = "https://glassbox.dev/ns#terminationReason";
+// A change to the knowledge (docs/knowledge.md): a replacing load or a retraction, recorded as a
+// run of the store service whose Question is the change activity.
+inline constexpr std::string_view kKnowledgeChange = "https://glassbox.dev/ns#KnowledgeChange";
+inline constexpr std::string_view kChangeKind = "https://glassbox.dev/ns#changeKind";
+inline constexpr std::string_view kFactsAdded = "https://glassbox.dev/ns#factsAdded";
+inline constexpr std::string_view kFactsRemoved = "https://glassbox.dev/ns#factsRemoved";
+inline constexpr std::string_view kRemovedFact = "https://glassbox.dev/ns#removedFact";
+inline constexpr std::string_view kRemovedListed = "https://glassbox.dev/ns#removedListed";
+inline constexpr std::string_view kRemovedSource = "https://glassbox.dev/ns#removedSource";
+inline constexpr std::string_view kFactGraph = "https://glassbox.dev/ns#factGraph";
 
 // Every gb: class and property above, for tests that check the ontology declares them.
 std::span<const std::string_view> glassbox_terms() noexcept;

@@ -80,8 +80,9 @@ std::string render_session_table(const TraceSessionList& list) {
              format_duration(s.duration_ms),
              used_model ? std::to_string(s.input_tokens) + "/" + std::to_string(s.output_tokens)
                         : "-",
-             escape_controls(s.status, false), s.subtraces > 0 ? std::to_string(s.subtraces) : "-",
-             evaluation_cell(s.evaluations)});
+             // AFFECTED: a knowledge change removed something the run used (issue 36).
+             escape_controls(s.status, false) + (s.affected > 0 ? " AFFECTED" : ""),
+             s.subtraces > 0 ? std::to_string(s.subtraces) : "-", evaluation_cell(s.evaluations)});
     }
     const std::size_t shown_columns = evaluated ? kColumns : kColumns - 1;
     std::array<std::size_t, kColumns> widths{};

@@ -139,7 +139,13 @@
     setTimeout(() => URL.revokeObjectURL(href), 10000);
   }
 
+  // Two stored runs compared (the trace service's compare: docs/traces.md, "Replay and compare").
+  function compareTraces(a, b, signal) {
+    return getJson("/api/v1/traces/compare?" + new URLSearchParams({a, b}).toString(), signal);
+  }
+
   GB.api = {ApiError, SseParser, streamQuery, getJson, listTraces, traceUrl, token, setToken, headers, download,
+    compareTraces,
     showTrace: (id, signal) => getJson(traceUrl(id), signal),
     // The body unparsed, so that a caller can time the parse with the rendering.
     showTraceText: (id, signal) => getText(traceUrl(id), signal)};

@@ -361,6 +361,85 @@
     }
   }
 
+  // ---- knowledge changes and comparisons (docs/traces.md, "Replay and compare") --------------
+
+  // A term as the trace service sends it (compact JSON), or a plain string, as a table cell reads.
+  const anyTermText = (t) => (t === null || t === undefined ? "" : typeof t === "string" ? t : termText(t));
+  const CHANGE_KINDS = {"replace": "replaced by a new load", "forget-source": "source forgotten",
+    "forget-fact": "fact retracted", "forget-document": "document forgotten"};
+
+  // A fact as a change lists it: {s, p, o} terms, or an N-Triples line ("<s> <p> <o> ."), read as
+  // "S p O" with IRIs by their short names.
+  function factText(f) {
+    if (typeof f === "string") {
+      return f.trim().replace(/\s*\.$/, "").replace(/<([^<>\s]*)>/g, (m, i) => shortName(i));
+    }
+    return [f.s, f.p, f.o].map(anyTermText).join(" ");
+  }
+
+  // The changes a trace's detail says its answer rested on (its `affected` list: the change, when,
+  // its kind, the facts and sources it took away), each {change, at, kind, kindText, facts:
+  // ["S p O"], sources}; [] when the trace is not affected or the list is malformed.
+  function affectedOf(show) {
+    const list = show && Array.isArray(show.affected) ? show.affected : [];
+    return list.filter((a) => a && typeof a === "object").map((a) => ({
+      change: typeof a.change === "string" ? a.change : "",
+      at: typeof a.at === "string" ? a.at : "",
+      kind: typeof a.kind === "string" ? a.kind : "",
+      kindText: CHANGE_KINDS[a.kind] || (typeof a.kind === "string" && a.kind ? a.kind : "changed"),
+      facts: (Array.isArray(a.facts) ? a.facts : []).filter((f) => f && (typeof f === "object" || typeof f === "string"))
+        .map(factText),
+      sources: (Array.isArray(a.sources) ? a.sources : []).filter((x) => typeof x === "string"),
+    }));
+  }
+
+  // The Question a run revises (prov:wasRevisionOf: `glassbox traces replay`), or "".
+  function revisionOf(model) {
+    return model && model.root ? model.first(model.root.session, prov("wasRevisionOf")) : "";
+  }
+
+  // The two sides of a `compare` reply (GET /api/v1/traces/compare) as the side-by-side view shows
+  // them: each run's answer, confidence and sources, each source and fact marked "kept", "added"
+  // (only in b) or "removed" (only in a).
+  function comparisonSides(c) {
+    const added = new Set(c.sources_added || []), removed = new Set(c.sources_removed || []);
+    const factKey = (f) => [f.s, f.p, f.o].map(anyTermText).join(" ");
+    const factsAdded = new Set((c.facts_added || []).map(factKey));
+    const factsRemoved = new Set((c.facts_removed || []).map(factKey));
+    const side = (run, which) => {
+      const mark = (inChange) => (inChange ? (which === "a" ? "removed" : "added") : "kept");
+      const r = run || {};
+      return {
+        session: r.session || "", kind: r.kind || "", status: r.status || "", started: r.started || "",
+        durationMs: typeof r.duration_ms === "number" ? r.duration_ms : null, question: r.question || "",
+        answer: r.answer || "", shortAnswer: r.short_answer || "",
+        confidence: typeof r.confidence === "number" ? r.confidence : null, abstained: r.abstained === true,
+        models: r.models || [], revisionOf: r.revision_of || "",
+        sources: (r.sources || []).map((uri) => ({uri, mark: mark((which === "a" ? removed : added).has(uri))})),
+        facts: (r.facts || []).map((f) => ({text: factKey(f), mark: mark((which === "a" ? factsRemoved : factsAdded).has(factKey(f)))})),
+      };
+    };
+    return {a: side(c.a, "a"), b: side(c.b, "b"), answerChanged: c.answer_changed === true,
+      shortAnswerChanged: c.short_answer_changed === true,
+      confidenceChange: typeof c.confidence_change === "number" ? c.confidence_change : null,
+      revises: c.b_revises_a === true,
+      counts: {sourcesAdded: added.size, sourcesRemoved: removed.size, sourcesKept: c.sources_kept || 0,
+        factsAdded: factsAdded.size, factsRemoved: factsRemoved.size, factsKept: c.facts_kept || 0}};
+  }
+
+  // The hash of the side-by-side view of runs a and b, and back: #/compare/<a>/<b>.
+  const compareHash = (a, b) => "#/compare/" + encodeURIComponent(a) + "/" + encodeURIComponent(b);
+  function parseCompareHash(hash) {
+    const m = /^#\/compare\/([^/]+)\/([^/]+)$/.exec(hash || "");
+    if (!m) return null;
+    try { return {a: decodeURIComponent(m[1]), b: decodeURIComponent(m[2])}; } catch (e) { return null; }
+  }
+
+  GB.affectedOf = affectedOf;
+  GB.revisionOf = revisionOf;
+  GB.comparisonSides = comparisonSides;
+  GB.compareHash = compareHash;
+  GB.parseCompareHash = parseCompareHash;
   GB.NS = NS;
   GB.termValue = termValue;
   GB.termText = termText;

@@ -3,13 +3,15 @@
 // and how long it took).
 "use strict";
 (function (GB) {
-  const {h, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks, confidenceBadge} = GB.views;
+  const {h, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks, confidenceBadge, affectedBanner,
+    renderComparison} = GB.views;
   const $ = (id) => document.getElementById(id);
 
   const state = {
     model: null, tree: null, trace: "", live: null, tail: null,
     chunkTexts: new Map(), sources: new Map(), citations: [],
     pinned: null, eventCount: 0, redraw: 0, listNext: null, generation: 0,
+    ticked: [],  // the sessions ticked in the list, to compare (two at most, the last two)
   };
   const STEP_FIRST = 120, STEP_BATCH = 300;
   const viewer = {state, lastRender: null, ready: false};
@@ -43,6 +45,16 @@
     $("chunks").tBodies[0].replaceChildren();
     $("chunk-note").textContent = "";
     hidePopover(true);
+    showTraceView(true);
+    affectedBanner($("affected"), [], "");
+  }
+
+  // The one-trace view, or (false) the side-by-side view of two.
+  function showTraceView(on) {
+    $("run-header").hidden = !on;
+    $("trace-columns").hidden = !on;
+    $("compare-view").hidden = on;
+    if (!on) $("affected").hidden = true;
   }
 
   // "key value" items, the empty ones left out.
@@ -407,6 +419,7 @@
     answerFromModel();
     drawRetrieval();
     if (state.trace) downloads(state.trace);
+    knowledgeChanges(show);
     const tViews = performance.now();
     document.body.getBoundingClientRect();  // force the layout into the measurement
     void holder.offsetHeight;
@@ -418,6 +431,56 @@
       state.model.steps.size + " steps in " + ms.toFixed(1) + " ms" + (next < all.length ? " (first " + first + " step rows)" : "");
     if (next < all.length) setTimeout(more, 0);
     return ms;
+  }
+
+  // A stored trace's links to other runs: the banner when knowledge its answer rested on changed
+  // (its detail's `affected`), and a replayed run's way back to the run it revises.
+  function knowledgeChanges(show) {
+    affectedBanner($("affected"), GB.affectedOf(show), state.trace);
+    const original = GB.revisionOf(state.model);
+    if (original && state.trace) {
+      $("downloads").appendChild(h("a", {href: GB.compareHash(original, state.trace), class: "dl compare-original",
+        title: "this run asks " + original + " again (prov:wasRevisionOf)"}, "compare with the original"));
+    }
+  }
+
+  // ---- two traces side by side -----------------------------------------------------------
+  async function openCompare(a, b) {
+    stopStreams();
+    state.generation++;
+    const generation = state.generation;
+    showTraceView(false);
+    $("compare-summary").replaceChildren();
+    $("compare-a").replaceChildren(h("p", {class: "muted"}, "Loading…"));
+    $("compare-b").replaceChildren();
+    setStatus("comparing…");
+    try {
+      const reply = await GB.api.compareTraces(a, b);
+      if (generation !== state.generation) return;
+      const sides = GB.comparisonSides(reply);
+      renderComparison($("compare-summary"), $("compare-a"), $("compare-b"), sides);
+      viewer.lastCompare = {a: sides.a.session, b: sides.b.session, answerChanged: sides.answerChanged};
+      setStatus("comparing two runs");
+    } catch (e) {
+      if (generation !== state.generation) return;
+      needToken(e);
+      $("compare-a").replaceChildren(h("p", {class: "error"}, (e.type || "Error") + ": " + e.message));
+      viewer.lastCompare = {error: (e.type || "Error") + ": " + e.message};
+      setStatus("could not compare");
+    }
+  }
+
+  // A list row's tick: the last two ticked are the ones compared.
+  function onTick(box) {
+    const session = box.closest("tr[data-session]").dataset.session;
+    state.ticked = state.ticked.filter((s) => s !== session);
+    if (box.checked) state.ticked.push(session);
+    while (state.ticked.length > 2) {
+      const dropped = state.ticked.shift();
+      const other = $("trace-list").querySelector(`tr[data-session="${CSS.escape(dropped)}"] input.tick`);
+      if (other) other.checked = false;
+    }
+    $("trace-compare").disabled = state.ticked.length !== 2;
   }
 
   async function openTrace(id) {
@@ -486,6 +549,9 @@
       const frag = document.createDocumentFragment();
       for (const s of reply.sessions || []) {
         const tr = h("tr", {"data-session": s.session, tabindex: "0", class: s.session === state.trace ? "current" : ""});
+        const tick = h("input", {type: "checkbox", class: "tick", "aria-label": "compare this trace"});
+        tick.checked = state.ticked.includes(s.session);
+        tr.appendChild(h("td", {class: "pick"})).appendChild(tick);
         tr.appendChild(h("td", {class: "dot status-" + s.status, title: s.status}, "●"));
         const q = h("td", {class: "q", title: s.question || ""}, GB.views.clip(s.question || "(no question)", 80));
         if (s.subtraces) q.appendChild(h("span", {class: "muted"}, " +" + s.subtraces));
@@ -503,11 +569,15 @@
       if (seq !== listSeq) return;
       needToken(e);
       body.replaceChildren(h("tr", null));
-      body.rows[0].appendChild(h("td", {colspan: "5", class: "error"}, "could not list traces: " + e.message));
+      body.rows[0].appendChild(h("td", {colspan: "6", class: "error"}, "could not list traces: " + e.message));
     }
   }
 
   function onListClick(ev) {
+    if (ev.target.closest("td.pick")) {
+      if (ev.target.matches("input.tick")) onTick(ev.target);
+      return;
+    }
     const tr = ev.target.closest("tr[data-session]");
     if (!tr) return;
     const hash = "#trace=" + encodeURIComponent(tr.dataset.session);
@@ -515,6 +585,8 @@
   }
 
   function fromHash() {
+    const pair = GB.parseCompareHash(location.hash);
+    if (pair) return openCompare(pair.a, pair.b);
     const m = /^#trace=(.+)$/.exec(location.hash);
     if (m) openTrace(decodeURIComponent(m[1]));
   }
@@ -539,6 +611,13 @@
     for (const id of ["trace-kind", "trace-status", "trace-all", "trace-since"]) $(id).addEventListener("change", () => refreshList());
     $("trace-refresh").addEventListener("click", () => refreshList());
     $("trace-more").addEventListener("click", () => refreshList(true));
+    $("trace-compare").addEventListener("click", () => {
+      if (state.ticked.length === 2) location.hash = GB.compareHash(state.ticked[0], state.ticked[1]);
+    });
+    $("compare-close").addEventListener("click", () => {
+      if (state.trace) location.hash = "#trace=" + encodeURIComponent(state.trace);
+      else { resetView("No trace open"); history.replaceState(null, "", location.pathname); }
+    });
     $("trace-list").addEventListener("click", onListClick);
     $("trace-list").addEventListener("keydown", (ev) => { if (ev.key === "Enter") onListClick(ev); });
     $("open-file").addEventListener("change", async (ev) => {
@@ -561,6 +640,7 @@
   }
 
   viewer.openTrace = openTrace;
+  viewer.openCompare = openCompare;
   viewer.renderStored = renderStored;
   viewer.refreshList = refreshList;
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();

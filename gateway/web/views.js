@@ -346,6 +346,92 @@
     more.onclick = () => { tbody.appendChild(fill(first, all)); more.hidden = true; };
   }
 
+  // The banner over a trace whose answer rested on knowledge that changed since (GB.affectedOf's
+  // entries): each change with its kind, time and IRI, the facts and sources it took away, and how
+  // to ask again. Hidden when there is none.
+  function affectedBanner(box, entries, session) {
+    box.replaceChildren();
+    box.hidden = entries.length === 0;
+    if (!entries.length) return;
+    box.appendChild(h("h2", null, "This answer rested on knowledge that changed"));
+    const list = h("ul", {class: "changes"});
+    for (const e of entries) {
+      const li = h("li", {class: "change", "data-change": e.change, "data-kind": e.kind});
+      const head = h("div");
+      head.appendChild(h("b", null, e.kindText));
+      if (e.at) head.appendChild(document.createTextNode(" at " + e.at));
+      if (e.change) head.appendChild(h("span", {class: "mono change-iri", title: e.change}, " " + e.change));
+      li.appendChild(head);
+      if (e.facts.length) {
+        const facts = h("ul", {class: "facts"});
+        for (const f of e.facts) facts.appendChild(h("li", {class: "mono fact"}, f));
+        li.appendChild(h("div", {class: "muted"}, e.facts.length === 1 ? "the fact it used:" : "the " + e.facts.length + " facts it used:"));
+        li.appendChild(facts);
+      }
+      if (e.sources.length) li.appendChild(h("div", {class: "sources"}, "sources: " + e.sources.join(", ")));
+      list.appendChild(li);
+    }
+    box.appendChild(list);
+    if (session) box.appendChild(h("p", {class: "muted"}, "Ask it again and compare: glassbox traces replay " + session));
+  }
+
+  const percentOrNone = (p) => (p === null ? "none" : percent(p));
+
+  // One side of the side-by-side view (GB.comparisonSides' a or b): its run, question, answer,
+  // confidence, sources and facts, those only on this side marked added (b) or removed (a).
+  function compareSide(box, side, which, changed) {
+    box.replaceChildren();
+    const head = h("div", {class: "compare-run"});
+    head.appendChild(h("span", {class: "badge side"}, which));
+    head.appendChild(h("a", {href: "#trace=" + encodeURIComponent(side.session), class: "mono", title: side.session},
+      side.session.replace(/^urn:glassbox:/, "").replace(/:question$/, "")));
+    head.appendChild(h("span", {class: "badge service"}, side.kind || "run"));
+    head.appendChild(h("span", {class: "run-status status-" + side.status}, side.status));
+    if (side.durationMs !== null) head.appendChild(h("span", {class: "muted"}, side.durationMs + " ms"));
+    if (side.started) head.appendChild(h("span", {class: "muted"}, side.started));
+    box.appendChild(head);
+    box.appendChild(h("p", {class: "compare-question"}, side.question));
+    const answer = h("div", {class: "answer compare-answer" + (changed ? " changed" : "")}, side.answer || "(no answer)");
+    box.appendChild(answer);
+    const facts = h("dl", {class: "props"});
+    const row = (k, v, cls) => { facts.appendChild(h("dt", null, k)); facts.appendChild(h("dd", cls ? {class: cls} : null, v)); };
+    if (side.shortAnswer) row("short answer", side.shortAnswer, "short-answer");
+    row("confidence", percentOrNone(side.confidence) + (side.abstained ? " (withheld)" : ""), "confidence-value");
+    row("models", side.models.join(", ") || "-");
+    box.appendChild(facts);
+    const list = (title, items, cls) => {
+      box.appendChild(h("h3", null, title + " (" + items.length + ")"));
+      const ul = h("ul", {class: "compare-list " + cls});
+      for (const it of items) {
+        const sign = it.mark === "added" ? "+ " : it.mark === "removed" ? "− " : "";
+        ul.appendChild(h("li", {class: "mark-" + it.mark, "data-mark": it.mark}, sign + (it.uri || it.text)));
+      }
+      box.appendChild(ul);
+    };
+    list("sources", side.sources, "sources");
+    list("facts", side.facts, "facts");
+  }
+
+  function renderComparison(summary, boxA, boxB, sides) {
+    compareSide(boxA, sides.a, "a", sides.answerChanged);
+    compareSide(boxB, sides.b, "b", sides.answerChanged);
+    summary.replaceChildren();
+    const item = (k, v, cls) => {
+      const span = h("span", {class: "meta-item" + (cls ? " " + cls : "")});
+      span.appendChild(h("b", null, k + " "));
+      span.appendChild(document.createTextNode(v));
+      summary.appendChild(span);
+    };
+    item("answer", sides.answerChanged ? "changed" : "unchanged", sides.answerChanged ? "answer-changed" : "answer-same");
+    const change = sides.confidenceChange;
+    item("confidence", percentOrNone(sides.a.confidence) + " → " + percentOrNone(sides.b.confidence) +
+      (change === null ? "" : " (" + (change > 0 ? "+" : "") + Math.round(change * 100) + " points)"));
+    const c = sides.counts;
+    item("sources", "+" + c.sourcesAdded + " −" + c.sourcesRemoved + " =" + c.sourcesKept);
+    item("facts", "+" + c.factsAdded + " −" + c.factsRemoved + " =" + c.factsKept);
+    if (sides.revises) item("b", "revises a (prov:wasRevisionOf)");
+  }
+
   GB.views = {h, clip, fmtScore, tierText, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks,
-    confidenceBadge};
+    confidenceBadge, affectedBanner, renderComparison};
 })(window.GB = window.GB || {});

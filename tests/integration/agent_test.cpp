@@ -115,7 +115,7 @@ TEST_F(AgentTest, AThreeHopSampleQuestionIsAnsweredStepByStepWithACheckedChain) 
     EXPECT_TRUE(graph.has_type(schema::iri(steps[1]), vocab::kToolUse));
     EXPECT_EQ(graph.text(schema::iri(steps[1]), vocab::kAction),
               std::optional<std::string>("triples-query"));
-    EXPECT_EQ(graph.values(schema::iri(steps[1]), vocab::kToolCandidate).size(), 4u);
+    EXPECT_EQ(graph.values(schema::iri(steps[1]), vocab::kToolCandidate).size(), 5u);
     EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kTerminationReason),
               std::optional<std::string>("final-answer"));
     EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kShortAnswer),
@@ -186,6 +186,65 @@ TEST_F(AgentTest, AListAnswerNamesEveryEndAndCarriesItsConfidence) {
         EXPECT_TRUE(graph.text(node, vocab::kFeatureName).has_value());
         EXPECT_TRUE(graph.text(node, vocab::kFeatureValue).has_value());
     }
+}
+
+// Issue 36: a count is a graph-query (the store's aggregate op), answered "2" with the count's
+// members named and the rows' facts cited.
+TEST_F(AgentTest, ACountIsAnsweredByAGraphQueryCitingTheRowsFacts) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const auto a =
+        ask({{"question", "How many ships did Halden Ironworks build?"}, {"streaming", true}});
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    const json& final = *a.run.final;
+    EXPECT_EQ(final.value("answer", ""), "2") << final.dump();
+    const std::string response = final.value("response", "");
+    EXPECT_NE(response.find("2 ships: "), std::string::npos) << response;
+    EXPECT_NE(response.find("MV Petrel"), std::string::npos) << response;
+    EXPECT_NE(response.find("Good Hope"), std::string::npos) << response;
+    const auto actions = a.of("action");
+    ASSERT_EQ(actions.size(), 1u);
+    EXPECT_EQ(actions[0].value("tool", ""), "graph-query");
+    const auto observations = a.of("observation");
+    ASSERT_EQ(observations.size(), 1u);
+    EXPECT_NE(observations[0].value("content", "").find("COUNT(DISTINCT ?x)"), std::string::npos)
+        << observations[0].dump();
+    // The facts behind the rows: each ship built by Halden Ironworks, and that it is a ship.
+    ASSERT_EQ(final["citations"].size(), 4u) << final.dump();
+    std::size_t built = 0;
+    for (const auto& c : final["citations"])
+        if (c.value("text", "").find("was built by Halden Ironworks") != std::string::npos) ++built;
+    EXPECT_EQ(built, 2u) << final["citations"].dump();
+    const TraceGraph graph(a.run.explains);
+    const auto steps = rag::step_uris(a.run);
+    EXPECT_EQ(graph.text(schema::iri(steps[1]), vocab::kAction),
+              std::optional<std::string>("graph-query"));
+}
+
+// A query that returns nothing is refined and asked again, each attempt a step of the trace:
+// "children" read from Oskar Brenn finds none; the other direction finds Elin Brenn.
+TEST_F(AgentTest, AGraphQueryThatFindsNothingIsRefinedAndEachAttemptIsTraced) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const auto a =
+        ask({{"question", "How many children does Oskar Brenn have?"}, {"streaming", true}});
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    const json& final = *a.run.final;
+    EXPECT_EQ(final.value("answer", ""), "1") << final.dump();
+    EXPECT_NE(final.value("response", "").find("Elin Brenn"), std::string::npos) << final.dump();
+    const auto actions = a.of("action");
+    ASSERT_EQ(actions.size(), 2u);
+    EXPECT_EQ(actions[0].value("tool", ""), "graph-query");
+    EXPECT_EQ(actions[1].value("tool", ""), "graph-query");
+    EXPECT_NE(actions[0]["args"], actions[1]["args"]);
+    const auto observations = a.of("observation");
+    ASSERT_EQ(observations.size(), 2u);
+    EXPECT_NE(observations[0].value("content", "").find("\"value\":0"), std::string::npos)
+        << observations[0].dump();
+    const auto thoughts = a.of("thought");
+    ASSERT_GE(thoughts.size(), 2u);
+    EXPECT_NE(thoughts[1].value("content", "").find("found nothing"), std::string::npos)
+        << thoughts[1].dump();
+    // Question, (Analysis, Observation) × 2, Analysis, Conclusion.
+    EXPECT_EQ(rag::step_uris(a.run).size(), 7u);
 }
 
 TEST_F(AgentTest, AFollowUpsPronounIsReadAsThePreviousTurnsEntityOffline) {

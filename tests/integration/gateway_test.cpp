@@ -743,6 +743,14 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     get("/api/v1/traces?evaluated=maybe");
     get("/api/v1/traces/" + trace);
     get("/api/v1/traces/00000000-none");
+    // Two runs compared (docs/traces.md, "Replay and compare"): the trace with itself, an unknown
+    // run (404), a missing one (400).
+    const auto compared = get("/api/v1/traces/compare?a=" + trace + "&b=" + trace);
+    ASSERT_EQ(compared.status, 200) << compared.describe();
+    EXPECT_FALSE(compared.body_json().value("answer_changed", true)) << compared.describe();
+    EXPECT_EQ(compared.body_json()["a"].value("question", ""), question);
+    EXPECT_EQ(get("/api/v1/traces/compare?a=" + trace + "&b=00000000-none").status, 404);
+    EXPECT_EQ(get("/api/v1/traces/compare?a=" + trace).status, 400);
     std::set<std::string> events;
     for (const json& body :
          {json{{"query", question}}, json{{"query", question}, {"mode", "agent"}}}) {
@@ -764,6 +772,7 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
                                                           {"get", "/api/v1/traces"},
                                                           {"get", "/api/v1/traces/{id}"},
                                                           {"get", "/api/v1/traces/{id}/events"},
+                                                          {"get", "/api/v1/traces/compare"},
                                                           {"get", "/api/v1/graph/stats"},
                                                           {"get", "/api/v1/health"},
                                                           {"get", "/api/v1/openapi.json"},

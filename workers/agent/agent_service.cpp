@@ -52,7 +52,7 @@ public:
         request_ = std::move(resolved->request);
         tools_ = std::move(resolved->tools);
         if (auto opened = trace_.open(request_.question, request_.parent_uri, request_.session_id,
-                                      recorded_collection());
+                                      recorded_collection(), request_.revision_of.value_or(""));
             !opened)
             return trace_.fail(opened.error());
         // A collection never loaded is the store's NotFound, as graph-rag and document-rag
@@ -208,9 +208,14 @@ private:
 
     // How the run's tool calls went, for the answer's evidence features.
     void count_outcome(const ToolOutcome& out) {
-        const bool lookup = std::any_of(tools_.begin(), tools_.end(), [&](const Tool& t) {
-            return t.name == out.tool && t.kind == ToolKind::kTriples;
-        });
+        const auto kind_is = [&](ToolKind kind) {
+            return std::any_of(tools_.begin(), tools_.end(),
+                               [&](const Tool& t) { return t.name == out.tool && t.kind == kind; });
+        };
+        // A graph-query attempt that failed is refined and asked again (at most three times):
+        // the attempt is in the trace, the answer's evidence is the query that gave rows.
+        if (kind_is(ToolKind::kGraphQuery)) return;
+        const bool lookup = kind_is(ToolKind::kTriples);
         if (out.error) ++(lookup ? empty_lookups_ : tool_errors_);
     }
 
@@ -222,7 +227,14 @@ private:
             if (std::find(sources_.begin(), sources_.end(), s) == sources_.end())
                 sources_.push_back(s);
         for (const auto& c : out.citations) citations_.push_back(c);
-        for (const auto& f : out.facts) facts_.push_back(StepFact{f, iteration});
+        // The facts of the latest query's rows back the answer given from them; any other tool
+        // that answers after it takes over.
+        query_facts_.clear();
+        for (const auto& f : out.facts) {
+            if (f.query && query_facts_.size() < kMaxAnswerFacts)
+                query_facts_.push_back(facts_.size());
+            facts_.push_back(StepFact{f, iteration});
+        }
         if (std::find(tools_used_.begin(), tools_used_.end(), out.tool) == tools_used_.end())
             tools_used_.push_back(out.tool);
         if (out.answer && !out.answer->empty()) {
@@ -331,7 +343,9 @@ private:
         std::optional<explain::AnswerProvenance> provenance;
         std::optional<explain::AnswerConfidence> confidence;
         if (!error) {
-            const auto behind = facts_behind(answer_, facts_);
+            const auto behind = !query_facts_.empty() && !answer_.empty()
+                                    ? query_facts_
+                                    : facts_behind(answer_, facts_);
             evidence = rested_on(behind);
             confidence = assess(termination, behind, evidence);
             response_ = with_citation_markers(std::move(response_), evidence.citations.size());
@@ -454,6 +468,7 @@ private:
     std::vector<std::string> sources_;            // the RAG tools' sources
     std::vector<schema::RagCitation> citations_;  // the RAG tools' citations
     std::vector<StepFact> facts_;                 // every fact the lookups showed
+    std::vector<std::size_t> query_facts_;        // into facts_: the latest graph-query's rows
     std::vector<std::string> tools_used_;
 };
 

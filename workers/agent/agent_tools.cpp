@@ -158,6 +158,7 @@ std::optional<runtime::CallSpec> ToolRunner::bus_call(const Tool& tool, const js
                                      config_.call_timeout};
         }
         case ToolKind::kTriples:
+        case ToolKind::kGraphQuery:
             return std::nullopt;
     }
     return std::nullopt;
@@ -215,6 +216,7 @@ std::vector<ToolOutcome> ToolRunner::run(const std::vector<ToolCall>& calls,
     std::vector<runtime::CallSpec> specs;
     std::vector<std::pair<std::size_t, const Tool*>> on_bus;  // outcome index, tool
     std::vector<ToolOutcome*> lookups;
+    std::vector<ToolOutcome*> queries;
     for (std::size_t i = 0; i < calls.size(); ++i) {
         auto& out = outcomes[i];
         out.tool = calls[i].tool;
@@ -234,6 +236,10 @@ std::vector<ToolOutcome> ToolRunner::run(const std::vector<ToolCall>& calls,
         }
         if (tool->kind == ToolKind::kTriples) {
             lookups.push_back(&out);
+            continue;
+        }
+        if (tool->kind == ToolKind::kGraphQuery) {
+            queries.push_back(&out);
             continue;
         }
         specs.push_back(*bus_call(*tool, calls[i].args, parent_uri));
@@ -261,6 +267,7 @@ std::vector<ToolOutcome> ToolRunner::run(const std::vector<ToolCall>& calls,
         }
     }
     if (!lookups.empty()) run_triples(std::move(lookups));
+    for (auto* out : queries) run_graph_query(*out);
     return outcomes;
 }
 
@@ -270,8 +277,10 @@ base::Result<runtime::CallResult> ToolRunner::store(std::string_view op, json bo
     return context_.call(config_.store_service, body, config_.call_timeout);
 }
 
-base::Result<std::vector<std::string>> ToolRunner::resolve(const std::vector<std::string>& names) {
+base::Result<std::vector<std::string>> ToolRunner::resolve(const std::vector<std::string>& names,
+                                                           std::vector<bool>* exact_out) {
     std::vector<std::string> iris(names.size());
+    if (exact_out) exact_out->assign(names.size(), true);
     std::vector<std::string> texts;
     std::vector<std::size_t> asked;
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -321,6 +330,7 @@ base::Result<std::vector<std::string>> ToolRunner::resolve(const std::vector<std
         }
         t += list.size();
         iris[asked[k]] = exact.empty() ? nearest : exact;
+        if (exact_out) (*exact_out)[asked[k]] = !exact.empty();
     }
     return iris;
 }

@@ -25,7 +25,8 @@ struct ObservedFact {
     std::string entity;
     std::string other;
     std::string other_label;
-    std::string text;  // "s p o" in labels, as the observation showed it
+    std::string text;    // "s p o" in labels, as the observation showed it
+    bool query = false;  // a graph-query row's fact: it backs the rows, not a chain's end
 };
 
 // What one tool call gave.
@@ -70,7 +71,13 @@ private:
     void read_reply(const Tool& tool, const runtime::CallResult& result, ToolOutcome& out) const;
     // The store lookups of one iteration, all at once.
     void run_triples(std::vector<ToolOutcome*> outcomes);
-    base::Result<std::vector<std::string>> resolve(const std::vector<std::string>& names);
+    // One graph-query call (workers/agent/graph_query_tool.cpp): its names resolved to IRIs, its
+    // relation words to the store's predicates, then the store's `aggregate` op.
+    void run_graph_query(ToolOutcome& out);
+    // Names to IRIs ("" when nothing matches); `exact`, when given, says per name whether a
+    // candidate's label is the name itself (not only the nearest).
+    base::Result<std::vector<std::string>> resolve(const std::vector<std::string>& names,
+                                                   std::vector<bool>* exact = nullptr);
     // The store's labels of `terms`, in their order (no request for none).
     base::Result<std::vector<std::string>> labels_of(const std::vector<schema::Term>& terms);
     // Per IRI that is not "", the triples out of it and those into it (one store request).

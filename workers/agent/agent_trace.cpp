@@ -44,8 +44,8 @@ base::Result<void> AgentTrace::send(const std::string& uri,
 
 base::Result<void> AgentTrace::open(std::string_view question,
                                     const std::optional<std::string>& parent_uri,
-                                    const std::string& conversation,
-                                    const std::string& collection) {
+                                    const std::string& conversation, const std::string& collection,
+                                    const std::string& revision_of) {
     parent_uri_ = parent_uri;
     opened_ = true;
     std::optional<std::string> turn_of;
@@ -55,11 +55,11 @@ base::Result<void> AgentTrace::open(std::string_view question,
         [run = run_, query = cut_chars(question, kQuestionChars),
          started = std::chrono::system_clock::now(),
          agent = explain::worker_agent_uri(schema::services::kAgent), parent = parent_uri,
-         turn_of = std::move(turn_of), collection](schema::TripleSink& out) {
+         turn_of = std::move(turn_of), collection, revision_of](schema::TripleSink& out) {
             explain::question(out, run, query, started, agent,
                               parent ? std::optional<std::string_view>(*parent) : std::nullopt,
                               turn_of ? std::optional<std::string_view>(*turn_of) : std::nullopt,
-                              {}, collection);
+                              {}, collection, revision_of);
         },
         runtime::ExplainState::kOpen, std::nullopt);
 }

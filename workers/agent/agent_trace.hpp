@@ -26,10 +26,12 @@ public:
 
     // The Question; a top-level run (no parent) with a `conversation` (the request's session_id)
     // records it as gb:conversation: the run is a turn of that conversation.
-    // A non-empty `collection` (the one the request asks) becomes gb:collection.
+    // A non-empty `collection` (the one the request asks) becomes gb:collection, a non-empty
+    // `revision_of` (the run it asks again) prov:wasRevisionOf.
     base::Result<void> open(std::string_view question, const std::optional<std::string>& parent_uri,
                             const std::string& conversation = {},
-                            const std::string& collection = {});
+                            const std::string& collection = {},
+                            const std::string& revision_of = {});
     base::Result<void> analysis(std::size_t n, const schema::explain::StepInfo& info,
                                 schema::explain::AgentAction action);
     base::Result<void> observation(std::size_t n, const schema::explain::StepInfo& info,

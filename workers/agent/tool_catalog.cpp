@@ -34,6 +34,17 @@ constexpr std::string_view kDefaultTools = R"json({"tools": [
    "arguments": {"type": "object", "required": ["subject"],
                  "properties": {"subject": {"type": "string", "description": "an entity name or IRI"},
                                 "predicate": {"type": "string", "description": "only facts whose predicate names this"}}}},
+  {"name": "graph-query", "kind": "graph-query",
+   "description": "Counts, filters on values, superlatives and comparisons over the knowledge graph: 1 to 3 triple patterns joined on shared variables, then filters, grouping, one aggregate, order and limit (a SPARQL SELECT in JSON). A slot is \"?var\", a name (an entity, or a class after the predicate \"type\"), relation words for a predicate (\"built by\"), \"<IRI>\", or {\"var\", \"values\": [names]}. Rows come with the facts behind them.",
+   "arguments": {"type": "object", "required": ["match"],
+                 "properties": {
+                   "match": {"type": "array", "description": "[{\"s\", \"p\", \"o\"}], 1 to 3 patterns"},
+                   "filter": {"type": "array", "description": "[{\"var\", \"cmp\": \"<|<=|>|>=|=|!=\", \"value\"}]; numbers, years and dates compare as values"},
+                   "group_by": {"type": "array", "description": "variables"},
+                   "aggregate": {"type": "object", "description": "{\"fn\": \"count|min|max|sum|avg\", \"var\"}"},
+                   "order_by": {"type": "object", "description": "{\"var\" (or \"value\"), \"dir\": \"asc|desc\"}"},
+                   "limit": {"type": "integer"},
+                   "widen": {"type": "boolean", "description": "map relation words to every predicate they match, not the best only"}}}},
   {"name": "text-completion", "kind": "completion",
    "description": "Ask the language model a free question (no retrieval): for rephrasing, comparing or computing from what the observations already say.",
    "arguments": {"type": "object", "required": ["prompt"],
@@ -41,8 +52,8 @@ constexpr std::string_view kDefaultTools = R"json({"tools": [
 ]})json";
 
 std::optional<ToolKind> kind_from_string(std::string_view text) {
-    for (auto kind :
-         {ToolKind::kGraphRag, ToolKind::kDocumentRag, ToolKind::kTriples, ToolKind::kCompletion}) {
+    for (auto kind : {ToolKind::kGraphRag, ToolKind::kDocumentRag, ToolKind::kTriples,
+                      ToolKind::kCompletion, ToolKind::kGraphQuery}) {
         if (to_string(kind) == text) return kind;
     }
     return std::nullopt;
@@ -77,6 +88,8 @@ std::string_view to_string(ToolKind kind) noexcept {
             return "triples";
         case ToolKind::kCompletion:
             return "completion";
+        case ToolKind::kGraphQuery:
+            return "graph-query";
     }
     return "graph-rag";
 }
@@ -111,7 +124,8 @@ base::Result<std::vector<Tool>> parse_tools(std::string_view text) {
         if (!known)
             return make_error(
                 ErrorType::kInvalidRequest,
-                where + ".kind: expected graph-rag, document-rag, triples or completion");
+                where +
+                    ".kind: expected graph-rag, document-rag, triples, completion or graph-query");
         tool.kind = *known;
         const auto description = entry.find("description");
         if (description == entry.end() || !description->is_string() ||

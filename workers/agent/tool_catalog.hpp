@@ -19,6 +19,7 @@ enum class ToolKind {
     kDocumentRag,  // a document-rag sub-request (a sub-trace)
     kTriples,      // store pattern query around one entity, resolved from a name or an IRI
     kCompletion,   // one llm completion of a free prompt
+    kGraphQuery,   // an aggregate/filter query over the graph (the store's `aggregate` op)
 };
 std::string_view to_string(ToolKind kind) noexcept;  // "graph-rag", "document-rag", ...
 
@@ -33,7 +34,7 @@ struct Tool {
 // InvalidRequest naming the tool and field for anything malformed (an unknown kind, a name
 // used twice, a name outside [a-z0-9_-]{1,64}, arguments that are not a JSON Schema object).
 base::Result<std::vector<Tool>> parse_tools(std::string_view text);
-// The built-in tool file (the four tools of docs/agent.md).
+// The built-in tool file (the five tools of docs/agent.md).
 const std::vector<Tool>& default_tools();
 std::string_view default_tools_text() noexcept;
 // Reads and parses a tool file; InvalidRequest naming the path when it cannot be read.

@@ -416,11 +416,12 @@ private:
         const std::string_view collection = request_.collection.empty()
                                                 ? schema::kDefaultCollection
                                                 : std::string_view{request_.collection};
-        return sent(trace_.send(
-            trace_.session(),
-            explain::question(run_, request_.query, std::chrono::system_clock::now(),
-                              explain::worker_agent_uri(schema::services::kQuery), std::nullopt,
-                              conversation, request_.request_id, collection)));
+        return sent(
+            trace_.send(trace_.session(),
+                        explain::question(run_, request_.query, std::chrono::system_clock::now(),
+                                          explain::worker_agent_uri(schema::services::kQuery),
+                                          std::nullopt, conversation, request_.request_id,
+                                          collection, request_.revision_of.value_or(""))));
     }
 
     // Routing, of the question with a follow-up's reference to the previous turn resolved and

@@ -77,9 +77,10 @@ protected:
             if (auto named = schema::validate_collection(decoded->collection))
                 collection = std::move(named).value();
         }
+        const std::string revision_of = decoded ? decoded->revision_of.value_or("") : "";
         if (auto opened =
                 trace_.open(decoded ? decoded->query : query_of(body), config_.trace_question_chars,
-                            parent, conversation, collection);
+                            parent, conversation, collection, revision_of);
             !opened) {
             return trace_.fail(opened.error());
         }

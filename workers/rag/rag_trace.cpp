@@ -66,7 +66,8 @@ base::Result<void> RagTrace::send(const std::string& uri, Build build, runtime::
 
 base::Result<void> RagTrace::open(std::string_view query, std::size_t max_chars,
                                   const std::optional<std::string>& parent_uri,
-                                  std::string_view conversation, std::string_view collection) {
+                                  std::string_view conversation, std::string_view collection,
+                                  std::string_view revision_of) {
     parent_uri_ = parent_uri;
     opened_ = true;
     if (!explain_) return {};
@@ -79,12 +80,12 @@ base::Result<void> RagTrace::open(std::string_view query, std::size_t max_chars,
         session_,
         [run = run_, query = std::string(cut_to_chars(query, max_chars)),
          started = std::chrono::system_clock::now(), agent = agent_, parent = std::move(parent),
-         turn_of = std::move(turn_of),
-         collection = std::string(collection)](schema::TripleSink& out) {
+         turn_of = std::move(turn_of), collection = std::string(collection),
+         revision_of = std::string(revision_of)](schema::TripleSink& out) {
             explain::question(out, run, query, started, agent,
                               parent ? std::optional<std::string_view>(*parent) : std::nullopt,
                               turn_of ? std::optional<std::string_view>(*turn_of) : std::nullopt,
-                              {}, collection);
+                              {}, collection, revision_of);
         },
         runtime::ExplainState::kOpen, std::nullopt);
 }

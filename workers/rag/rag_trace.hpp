@@ -54,10 +54,12 @@ public:
     // Sends the Question (the query cut to `max_chars` characters). A top-level run (no
     // parent_uri) with a non-empty `conversation` (the request's session_id) records it as
     // gb:conversation: the run is a turn of that conversation. A non-empty `collection` (the one
-    // the request asks) becomes gb:collection.
+    // the request asks) becomes gb:collection, a non-empty `revision_of` (the request's: the run
+    // it asks again) prov:wasRevisionOf.
     base::Result<void> open(std::string_view query, std::size_t max_chars,
                             const std::optional<std::string>& parent_uri,
-                            std::string_view conversation = {}, std::string_view collection = {});
+                            std::string_view conversation = {}, std::string_view collection = {},
+                            std::string_view revision_of = {});
     // Sends one step, deferred to the next call (RequestContext::defer_explain). The builder
     // runs only when explain is on, and then when the step goes out: after the next call's
     // request. It must own what it reads (captures by value; the StepInfo taken at completion).

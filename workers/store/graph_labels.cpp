@@ -290,6 +290,12 @@ Result<std::vector<Entity>> read_entities_after(storage::sql::Connection& db,
         if (!entities) return entities.error();
         out = std::move(entities).value();
     }
+    if (auto r = label_entities(db, dictionary, out); !r) return r.error();
+    return out;
+}
+
+Result<void> label_entities(storage::sql::Connection& db, TermDictionary& dictionary,
+                            std::vector<Entity>& out) {
     auto label_id = label_predicate_id(dictionary);
     if (!label_id) return label_id.error();
     std::vector<std::int64_t> ids;
@@ -307,7 +313,7 @@ Result<std::vector<Entity>> read_entities_after(storage::sql::Connection& db,
             entity.label = fallback_label(entity.term);
         }
     }
-    return out;
+    return {};
 }
 
 }  // namespace glassbox::store

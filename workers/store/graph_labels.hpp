@@ -77,6 +77,10 @@ base::Result<std::vector<std::string>> read_labels_of_stored(
     std::span<const std::int64_t> ids, std::span<const schema::Term* const> terms,
     std::string_view op, std::size_t max_bytes = SIZE_MAX);
 
+// Gives each of `entities` (id and term set) its label, as read_entities_after does.
+base::Result<void> label_entities(storage::sql::Connection& db, TermDictionary& dictionary,
+                                  std::vector<Entity>& entities);
+
 // At most `limit` entities with id > after_id, in id order, each with its label.
 base::Result<std::vector<Entity>> read_entities_after(storage::sql::Connection& db,
                                                       TermDictionary& dictionary,

@@ -118,6 +118,8 @@ CREATE TABLE IF NOT EXISTS graph_fact_sources(
   s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT NULL, g INTEGER NOT NULL,
   source INTEGER NOT NULL,
   PRIMARY KEY(s, p, o, g, source)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS graph_unembedded_entities(
+  id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS graph_sources(
   id INTEGER PRIMARY KEY,
   uri TEXT NOT NULL UNIQUE,
@@ -937,6 +939,14 @@ Result<std::vector<Entity>> GraphStore::entities_after(std::int64_t after_id, st
     return read_entities_after(db_, dictionary_, after_id, limit);
 }
 
+Result<std::vector<Entity>> GraphStore::entities_to_index(std::int64_t after_id,
+                                                          std::size_t limit) {
+    if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
+    auto restored = take_restored_entities(db_, dictionary_, limit);
+    if (!restored || !restored->empty()) return restored;
+    return read_entities_after(db_, dictionary_, after_id, limit);
+}
+
 // ---- staged (bulk) loads --------------------------------------------------------------------
 
 Result<std::uint64_t> GraphStore::stage(std::string_view load, const SourceRecord& source,
@@ -951,6 +961,22 @@ Result<std::uint64_t> GraphStore::stage(std::string_view load, const SourceRecor
 
 Result<InsertCounts> GraphStore::commit_staged(std::string_view load) {
     return StagedLoads(db_, dictionary_, options_.staged_commit_group).commit(load);
+}
+
+Result<InsertCounts> GraphStore::commit_staged(std::string_view load, KnowledgeChange& change) {
+    return StagedLoads(db_, dictionary_, options_.staged_commit_group).commit(load, &change);
+}
+
+Result<KnowledgeChange> GraphStore::forget_source(std::string_view uri) {
+    return store::forget_source(db_, dictionary_, uri);
+}
+
+Result<KnowledgeChange> GraphStore::forget_fact(const Triple& fact) {
+    return store::forget_fact(db_, dictionary_, fact);
+}
+
+Result<KnowledgeChange> GraphStore::forget_document(std::string_view uri) {
+    return store::forget_document(db_, dictionary_, uri);
 }
 
 Result<void> GraphStore::abort_staged(std::string_view load) {

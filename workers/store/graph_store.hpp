@@ -19,6 +19,7 @@
 #include "storage/sql.hpp"
 #include "workers/store/graph_labels.hpp"
 #include "workers/store/graph_sources.hpp"
+#include "workers/store/knowledge_change.hpp"
 #include "workers/store/term_dictionary.hpp"
 
 namespace glassbox::store {
@@ -152,6 +153,16 @@ public:
     // Counts over everything staged under `load` (statements = added + already_present);
     // committing a load with nothing staged (or already committed) is all zeros.
     base::Result<InsertCounts> commit_staged(std::string_view load);
+    // A replacing commit (`glassbox load rdf --replace`): in the same transaction, each source of
+    // the load first loses the facts it provided before and no longer states (a fact left with
+    // no source is deleted; unchanged facts keep their rows). `change` gets what it did.
+    base::Result<InsertCounts> commit_staged(std::string_view load, KnowledgeChange& change);
+
+    // Retractions (knowledge_change.hpp), each its own write transaction; kNotFound for a source,
+    // fact or document the collection does not hold.
+    base::Result<KnowledgeChange> forget_source(std::string_view uri);
+    base::Result<KnowledgeChange> forget_fact(const schema::Triple& fact);
+    base::Result<KnowledgeChange> forget_document(std::string_view uri);
     base::Result<void> abort_staged(std::string_view load);
 
     // At most `limit` quads (0 or more than kMaxMatchLimit: kMaxMatchLimit), in index order;
@@ -191,6 +202,10 @@ public:
 
     // IRIs that are the subject or object of a quad, with id > after_id, in id order.
     base::Result<std::vector<Entity>> entities_after(std::int64_t after_id, std::size_t limit);
+    // What the `index` op embeds next: first the entities a change left with no fact (their
+    // vectors removed) that are the subject or object of a quad again (their ids are below the
+    // index mark), each returned once; then entities_after(after_id, limit).
+    base::Result<std::vector<Entity>> entities_to_index(std::int64_t after_id, std::size_t limit);
     // The terms with these ids, in order; an id the store does not have is kNotFound.
     base::Result<std::vector<schema::Term>> terms(std::span<const std::int64_t> ids);
     // The id of a stored term, or nullopt (for callers that hold ids, e.g. the vector index).

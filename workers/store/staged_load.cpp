@@ -234,12 +234,51 @@ Result<void> StagedLoads::abort(std::string_view load) {
     return tx->commit();
 }
 
-Result<InsertCounts> StagedLoads::commit(std::string_view load) {
+Result<void> StagedLoads::retract_replaced_sources(
+    std::string_view load, const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
+    KnowledgeChange& change) {
+    std::unordered_map<std::int64_t, std::string> uris;
+    {
+        auto st = db_.prepare("SELECT n, uri FROM graph_staged_sources WHERE load = ?1");
+        if (!st) return st.error();
+        st->bind(1, load);
+        auto named = st->each([&](const storage::sql::Row& row) {
+            if (const auto id = source_ids.find(row.int64(0)); id != source_ids.end())
+                uris.emplace(id->second, std::string(row.text(1)));
+        });
+        if (!named) return named.error();
+    }
+    std::vector<StagedQuad> quads;
+    auto st = db_.prepare("SELECT statements, quads FROM graph_staged_quads WHERE load = ?1");
+    if (!st) return st.error();
+    st->bind(1, load);
+    auto read = st->each([&](const storage::sql::Row& row) -> Result<void> {
+        auto appended = append_staged_batch(row, load, source_ids, quads);
+        if (!appended) return appended.error();
+        return {};
+    });
+    if (!read) return read.error();
+    st->reset();
+    std::vector<StagedFact> staged;
+    staged.reserve(quads.size());
+    for (const auto& q : quads) staged.push_back({{q.s, q.p, q.o, q.g}, q.src});
+    quads = {};
+    change.kind = std::string(kChangeReplace);
+    return retract_replaced(db_, dictionary_, staged, uris, change);
+}
+
+Result<InsertCounts> StagedLoads::commit(std::string_view load, KnowledgeChange* replace) {
     if (auto r = check_load_name(load); !r) return r.error();
     auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
     auto source_ids = register_staged_sources(load);
     if (!source_ids) return source_ids.error();
+    if (replace) {
+        if (auto r = retract_replaced_sources(load, *source_ids, *replace); !r) {
+            dictionary_.forget_cached_terms();
+            return r.error();
+        }
+    }
     bool fresh = false;  // no quad stored yet: the first group cannot meet a present one
     {
         auto st = db_.prepare("SELECT NOT EXISTS (SELECT 1 FROM graph_quads)");

@@ -13,6 +13,7 @@
 #include "schema/term.hpp"
 #include "storage/sql.hpp"
 #include "workers/store/graph_store.hpp"
+#include "workers/store/knowledge_change.hpp"
 #include "workers/store/term_batch.hpp"
 #include "workers/store/term_dictionary.hpp"
 
@@ -34,7 +35,10 @@ public:
     // The same for a batch built (and so checked) before the write lock was taken.
     base::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
                                       const TermBatch& batch);
-    base::Result<InsertCounts> commit(std::string_view load);
+    // With `replace`: each source of the load first loses the facts it provided before that the
+    // load no longer states (knowledge_change.hpp), in the same transaction; `replace` gets what
+    // the change did.
+    base::Result<InsertCounts> commit(std::string_view load, KnowledgeChange* replace = nullptr);
     base::Result<void> abort(std::string_view load);
 
     // A staged quad with the id of the source it came from; read by the feed as 5 int64s.
@@ -65,6 +69,10 @@ private:
     base::Result<std::uint64_t> commit_staged_quads(
         std::string_view load, const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
         InsertCounts& counts, bool fresh);
+    // The replacing part of commit(): the load's staged facts, each with its source id.
+    base::Result<void> retract_replaced_sources(
+        std::string_view load, const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
+        KnowledgeChange& change);
     // Appends one staged batch (a row: statements, quads blob) to `group`, its sources mapped to
     // source ids; returns the number of quads it held.
     static base::Result<std::uint64_t> append_staged_batch(

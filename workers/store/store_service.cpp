@@ -21,7 +21,9 @@
 #include "schema/store_requests_text.hpp"
 #include "schema/untrusted_json.hpp"
 #include "schema/vector_query_text.hpp"
+#include "workers/store/change_ops.hpp"
 #include "workers/store/collection_catalog.hpp"
+#include "workers/store/graph_aggregate.hpp"
 #include "workers/store/inline_reads.hpp"
 #include "workers/store/source_freshness.hpp"
 
@@ -217,6 +219,10 @@ private:
             reply = collection_delete(body);
         else if (op == kOpCollectionSet)
             reply = collection_set(body);
+        else if (is_forget_op(op))
+            reply = run_forget(ctx_, bases_, op, body);
+        else if (op == kOpAggregate || op == kOpPredicates)
+            reply = graph_query_op(bases_, op, body, [this] { return ctx_.cancelled(); });
         if (!reply) return answer(std::move(reply).error());
         answer(schema::dump(*reply));
     }
@@ -225,7 +231,8 @@ private:
         return "triples, triples-batch, entities, entities-batch, chunks-vector, chunks-keyword, "
                "chunks-hybrid, chunks-fetch, "
                "fact-sources, labels, stats, load-triples, load-documents, index, load-commit, "
-               "load-abort, collections, collection-delete, collection-set";
+               "load-abort, collections, collection-delete, collection-set, aggregate, predicates, "
+               "forget-source, forget-fact, forget-document";
     }
 
     void fail(const Error& error) { (void)ctx_.fail(error); }
@@ -993,6 +1000,13 @@ private:
         if (!load) return std::move(load).error();
         auto collection = collection_of(body);
         if (!collection) return std::move(collection).error();
+        if (const auto replace = body.find("replace");
+            replace != body.end() && !replace->is_null()) {
+            if (!replace->is_boolean())
+                return make_error(ErrorType::kDecodeError, "replace: expected a boolean");
+            if (replace->get<bool>())
+                return run_replacing_commit(ctx_, bases_, *collection, *load, body);
+        }
         auto kb = base(*collection, true);
         if (!kb) return std::move(kb).error();
         auto held = (*kb)->lock();
@@ -1137,7 +1151,7 @@ private:
             **kb, IndexKind::kEntity,
             [&](std::int64_t after, std::vector<std::int64_t>& keys,
                 std::vector<std::string>& texts) -> Result<void> {
-                auto found = (*kb)->graph().entities_after(after, page);
+                auto found = (*kb)->graph().entities_to_index(after, page);
                 if (!found) return std::move(found).error();
                 for (auto& e : *found) {
                     keys.push_back(e.id);

@@ -20,11 +20,13 @@
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/protocol.hpp"
+#include "schema/services.hpp"
 #include "schema/term_json.hpp"
 #include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "storage/sql.hpp"
 #include "workers/trace_collector/explain_scan.hpp"
+#include "workers/trace_collector/run_uses.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 #include "workers/trace_collector/triple_blob.hpp"
 
@@ -204,6 +206,7 @@ struct Facts {
     std::optional<std::string> collection;
     std::int64_t tokens_in = 0;   // gb:inputTokens of the event's steps
     std::int64_t tokens_out = 0;  // gb:outputTokens
+    detail::RunUses uses;         // what the run used (run_uses.hpp)
 };
 
 // What a batch's stored events change in one session row, with the result of one UPDATE
@@ -420,6 +423,32 @@ public:
         return {};
     }
 
+    // The event's uses join its run's for write_uses; a complete `store` run may be a knowledge
+    // change (issue 36).
+    void note_uses(std::int64_t session, const std::string& kind, const Delivery& d,
+                   detail::RunUses uses) {
+        if (!uses.uses.empty() || !uses.text.empty()) {
+            detail::RunUses& run = uses_[session];
+            run.uses.merge(uses.uses);
+            if (!uses.text.empty()) run.text += (run.text.empty() ? "" : "\n") + uses.text;
+        }
+        if (d.state == schema::protocol::kStateComplete && kind == schema::services::kStore)
+            changes_.push_back(session);
+    }
+
+    // The batch's usage index rows and run texts, then the invalidations of the knowledge changes
+    // it ended (after the session rows: the parent chains and the change runs are read back).
+    Result<void> write_uses() {
+        if (!config_.index_uses) return {};
+        if (auto r = detail::write_run_uses(db_, uses_); !r) return r;
+        uses_.clear();
+        for (const auto change : changes_) {
+            if (auto r = detail::record_invalidations(db_, change); !r) return r;
+        }
+        changes_.clear();
+        return {};
+    }
+
     // ---- set-based (PostgreSQL) -----------------------------------------------------------
     // There a round trip per statement costs what a row costs on SQLite: the batch is read whole
     // (each delivery scanned into its own slot), its stored sessions and their events read in a
@@ -620,6 +649,7 @@ private:
             }
             learn(m, t, facts);
         }
+        use_scan_.finish(facts.uses);
     }
 
     // The id of a long text the batch upserted; nullopt (kept inline) when its digest is another
@@ -835,6 +865,7 @@ private:
             }
             if (facts != nullptr) learn(m, t, *facts);
         }
+        if (facts != nullptr) use_scan_.finish(facts->uses);
         return {};
     }
 
@@ -870,7 +901,9 @@ private:
         if (ended) u.ended = ended;
         if (terminal) u.status = d.state;
         ++u.events;
+        note_uses(session.id, u.kind, d, std::move(facts.uses));
     }
+
 
     // A bound on the bytes of the scanned event's packed records, never below them (each triple
     // as received, the explain graph added, two varints), known before anything is written.
@@ -981,6 +1014,7 @@ private:
     // message wins, as it did when read from the decoded message).
     void learn(const ScannedExplain& m, const ScannedTriple& t, Facts& facts) {
         namespace v = schema::vocab;
+        if (config_.index_uses) use_scan_.see(t, scratch_);
         if (t.s.kind != ScannedKind::kIri || t.p.kind != ScannedKind::kIri) return;
         const std::string_view p = t.p.value.value(scratch_);
         // The model use of any step of the run (a step's subject is the step, not the run).
@@ -1026,6 +1060,9 @@ private:
     std::string* reencoded_ = &reencoded_own_;
     std::string edited_;
     std::string scratch_;
+    detail::UseScan use_scan_;                      // the event being scanned's uses
+    std::map<std::int64_t, detail::RunUses> uses_;  // session row → the batch's uses of it
+    std::vector<std::int64_t> changes_;             // complete `store` runs of the batch
     TripleBlobWriter blob_;  // the event's triples, its buffers reused across the batch
 
     // Set-based (PostgreSQL): a delivery of the batch whose event is to be written.
@@ -1125,6 +1162,7 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
                       ? store_set_based(ingest, deliveries, outcome)
                       : store_rows(ingest, deliveries, outcome);
     if (!stored) return stored.error();
+    if (auto r = ingest.write_uses(); !r) return r.error();
     // Ended runs of a conversation become its turns in the same commit as their end.
     for (const auto session : ingest.ended()) {
         if (auto r = detail::index_turn(*db_, config_, session); !r) return r.error();

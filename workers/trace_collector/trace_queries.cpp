@@ -22,6 +22,7 @@
 #include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "storage/sql.hpp"
+#include "workers/trace_collector/run_uses.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 
 namespace glassbox::trace {
@@ -68,8 +69,10 @@ constexpr const char* kSummaryColumns =
     "id, uri, kind, question, parent, started, ended, status, service, worker, events, "
     "last_event_at, error, "
     "(SELECT COUNT(*) FROM sessions sub WHERE sub.parent = sessions.uri), collection, tokens_in, "
-    "tokens_out, pinned, (SELECT COUNT(*) FROM evaluations ev WHERE ev.session = sessions.id)";
+    "tokens_out, pinned, (SELECT COUNT(*) FROM evaluations ev WHERE ev.session = sessions.id), "
+    "(SELECT COUNT(*) FROM invalidations iv WHERE iv.session = sessions.id)";
 constexpr int kEvaluationsColumn = 18;
+constexpr int kAffectedColumn = 19;  // the knowledge changes that affected it (issue 36)
 
 // A run's tokens with its sub-runs' (their own sub-runs too), read after the page: each seek is
 // on sessions_sub_parent.
@@ -119,6 +122,7 @@ json summary_of(const Row& q, std::int64_t cutoff) {
     s["output_tokens"] = q.int64(16);
     s["pinned"] = q.int64(17) != 0;
     s["evaluations"] = json::array();
+    s["affected"] = q.int64(kAffectedColumn);
     return s;
 }
 
@@ -304,6 +308,29 @@ Result<void> add_status_filter(SqlFilter& filter, const std::string& s, std::int
     return {};
 }
 
+// The evaluated filter, then the conditions of the usage filters (what the runs used, their
+// text, whether a change affected them: run_uses.hpp), their "{}" numbered as the filter's
+// parameters.
+Result<void> add_use_filters(SqlFilter& filter, const ListQuery& query, Connection& db) {
+    if (query.evaluated) filter.where.push_back("id IN (SELECT session FROM evaluations)");
+    auto uses = detail::use_conditions(db, query);
+    if (!uses) return uses.error();
+    for (auto& condition : *uses) {
+        std::string sql;
+        std::size_t next = 0;
+        for (std::size_t at = 0; at < condition.sql.size(); ++at) {
+            if (condition.sql.compare(at, 2, "{}") == 0) {
+                sql += filter.param(std::move(condition.bindings[next++]));
+                ++at;
+            } else {
+                sql += condition.sql[at];
+            }
+        }
+        filter.where.push_back(std::move(sql));
+    }
+    return {};
+}
+
 // How many sessions match the filter: exactly, or counting up to `cap` only (then a total above
 // it is reported as the cap, not exact).
 struct SessionCount {
@@ -415,7 +442,8 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     if (query.status) {
         if (auto r = add_status_filter(filter, *query.status, cutoff); !r) return r.error();
     }
-    if (query.evaluated) filter.where.push_back("id IN (SELECT session FROM evaluations)");
+    auto uses = add_use_filters(filter, query, *db_);
+    if (!uses) return uses.error();
     if (query.since_ms) filter.where.push_back("started >= " + filter.param(*query.since_ms));
     if (query.until_ms) filter.where.push_back("started < " + filter.param(*query.until_ms));
     if (query.search) {
@@ -596,7 +624,12 @@ Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
         }
         std::set<std::int64_t> seen;
         TripleBlobReader reader;
-        return show_session(*db_, reader, row_id, cutoff, 0, seen);
+        auto shown = show_session(*db_, reader, row_id, cutoff, 0, seen);
+        if (!shown) return shown.error();
+        auto affected = detail::session_invalidations(*db_, row_id);
+        if (!affected) return affected.error();
+        if (!affected->empty()) (*shown)["affected"] = std::move(affected).value();
+        return shown;
     });
 }
 

@@ -5,6 +5,7 @@
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
 #include "schema/messages_trace.hpp"
+#include "workers/trace_collector/trace_compare.hpp"
 
 #include <chrono>
 #include <limits>
@@ -28,7 +29,7 @@ constexpr auto kSettlePoll = std::chrono::milliseconds(5);
 // How long an event the broker has sent may take to reach the collector's batch.
 constexpr auto kInFlight = std::chrono::milliseconds(10);
 constexpr std::string_view kOps =
-    "list, show, export, stats, turns, conversations, forget, prune, pin, unpin, evaluate";
+    "list, show, export, stats, turns, conversations, forget, prune, pin, unpin, evaluate, compare";
 
 base::Error invalid(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
@@ -105,7 +106,8 @@ Result<json> list(TraceStore& store, const json& body) {
     if (!offset) return offset.error();
     for (auto [key, flag] :
          {std::pair{"include_subtraces", &q.include_subtraces},
-          std::pair{"exact_total", &q.exact_total}, std::pair{"evaluated", &q.evaluated}}) {
+          std::pair{"exact_total", &q.exact_total}, std::pair{"evaluated", &q.evaluated},
+          std::pair{"affected", &q.affected}}) {
         if (const auto it = body.find(key); it != body.end() && !it->is_null()) {
             if (!it->is_boolean())
                 return invalid(std::string("\"") + key + "\" must be true or false");
@@ -122,6 +124,17 @@ Result<json> list(TraceStore& store, const json& body) {
     q.until_ms = *until;
     q.limit = *limit;
     q.offset = *offset;
+    // What the runs used (docs/traces.md, "Which answers rest on what").
+    for (auto [key, slot] :
+         {std::pair{"uses_source", &q.uses_source}, std::pair{"uses_document", &q.uses_document},
+          std::pair{"uses_fact", &q.uses_fact}, std::pair{"entity", &q.entity},
+          std::pair{"model", &q.model}, std::pair{"text", &q.text}}) {
+        auto value = optional_string(body, key);
+        if (!value) return value.error();
+        if (*value && (*value)->empty())
+            return invalid(std::string("\"") + key + "\" must not be empty");
+        *slot = std::move(*value);
+    }
     return as_reply<schema::TraceSessionList>(store.list(q));
 }
 
@@ -412,6 +425,39 @@ Result<json> evaluate(TraceStore& store, const json& body) {
     return as_reply<schema::TraceEvaluated>(store.evaluate(**session, *evaluation));
 }
 
+// ---- compare ------------------------------------------------------------------------------
+
+// How often `compare` looks again for runs still running while it settles.
+constexpr auto kComparePoll = std::chrono::milliseconds(20);
+
+// Whether the run `id` names is stored and has ended (any status but running).
+bool run_ended(TraceStore& store, const std::string& id) {
+    auto shown = store.show(id);
+    if (!shown || !shown->is_object() || !shown->contains("session")) return false;
+    const json& session = (*shown)["session"];
+    return session.is_object() && session.value("status", "running") != "running";
+}
+
+// `settle_ms`: a run's answer reaches its asker before its trace is whole in the store (the
+// collector writes in batches): `traces replay` compares the run it just asked, so the op may
+// wait that long, at most schema::kMaxTurnsSettleMs, for both runs to be stored and ended.
+Result<json> compare(TraceStore& store, const json& body) {
+    auto a = optional_string(body, "a");
+    if (!a) return a.error();
+    auto b = optional_string(body, "b");
+    if (!b) return b.error();
+    if (!*a || (*a)->empty() || !*b || (*b)->empty())
+        return invalid("compare needs \"a\" and \"b\": session URIs or UUID prefixes");
+    auto wait_ms = bounded_integer(body, "settle_ms", 0, 0, schema::kMaxTurnsSettleMs);
+    if (!wait_ms) return wait_ms.error();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*wait_ms);
+    while (*wait_ms > 0 && std::chrono::steady_clock::now() < deadline &&
+           !(run_ended(store, **a) && run_ended(store, **b))) {
+        std::this_thread::sleep_for(kComparePoll);
+    }
+    return as_reply<schema::TraceComparison>(compare_traces(store, **a, **b));
+}
+
 }  // namespace
 
 ReadStorePool::ReadStorePool(StoreLocation location, StoreConfig config)
@@ -474,6 +520,7 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "prune") return prune(store, body, retention);
     if (name == "pin" || name == "unpin") return pin(store, body, name == "pin");
     if (name == "evaluate") return evaluate(store, body);
+    if (name == "compare") return compare(store, body);
     return invalid("unknown op \"" + name + "\": one of " + std::string(kOps));
 }
 

@@ -51,6 +51,10 @@ struct StoreConfig {
     // more) and then reports the count as a lower bound (`total_exact: false`): an exact count
     // reads every matching row, 10-30 ms at 100,000 sessions for every page.
     std::int64_t list_count_limit = 10'000;
+    // The usage index (docs/traces.md, "Which answers rest on what"): what each run used, its
+    // question and answer text, and the invalidations of knowledge changes. false (benchmarks:
+    // the ingest baseline) stores runs without it.
+    bool index_uses = true;
     // Conversations (docs/traces.md §4): each keeps at most this many turns and bytes of turn
     // text (question, answer and short answer), its oldest turns dropped first. One turn is cut
     // to turn_max_bytes (the question to half of it, then the answer), so a conversation always
@@ -107,6 +111,17 @@ struct ListQuery {
     // Only the sessions with an evaluation (docs/evaluation.md): `id IN (SELECT session FROM
     // evaluations)`, which the planner answers from the evaluations when they are few.
     bool evaluated = false;
+    // What the run used (docs/traces.md, "Which answers rest on what"), from the usage index
+    // (run_uses.hpp); a sub-run's uses count for its top-level run too. `uses_fact` is "S P O"
+    // (N-Triples terms, or bare IRIs and a plain literal), malformed: InvalidRequest.
+    std::optional<std::string> uses_source;    // a source document's URI
+    std::optional<std::string> uses_document;  // a document's or a chunk's URI
+    std::optional<std::string> uses_fact;
+    std::optional<std::string> entity;  // an IRI: a used fact's subject or object, or a seed
+    std::optional<std::string> model;   // a model name (gb:model)
+    std::optional<std::string> text;    // words, all of them in the question or the answer
+    // Only the runs a knowledge change affected (docs/traces.md, "Affected answers").
+    bool affected = false;
 };
 
 struct ExportCounts {

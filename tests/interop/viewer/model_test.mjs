@@ -288,3 +288,82 @@ test("model: explored edges from live step events, as the stream delivers them",
   m.addMessage(body(2, x, exploration));
   assert.equal(m.exploredEdges().length, 3, "a redelivered Exploration adds no edge");
 });
+
+// ---- knowledge changes and comparisons (issue 36) --------------------------------------------
+
+test("affected: the detail's changes in one shape, kinds in words, malformed entries left out", () => {
+  const show = {session: {session: "urn:glassbox:x:question"}, events: [], affected: [
+    {change: "urn:glassbox:c1:question", at: "2026-11-30T10:00:00.000Z", kind: "replace",
+      facts: [{s: iri("urn:kg:yard"), p: iri("urn:kg:foundedBy"), o: iri("urn:kg:oskar")}], sources: ["file:///kb.ttl"]},
+    {change: "urn:glassbox:c2:question", at: "2026-11-30T11:00:00.000Z", kind: "forget-fact",
+      facts: [{s: "urn:kg:yard", p: "urn:kg:builtIn", o: lit(1866, "gYear")}]},
+    {change: "urn:glassbox:c3:question", kind: "replace", facts: ["<https://example.org/kb/Yard> <https://example.org/kb/foundedBy> <https://example.org/kb/Oskar> .", 7]},
+    "not an entry", null,
+  ]};
+  const a = GB.affectedOf(show);
+  assert.equal(a.length, 3);
+  assert.equal(a[0].change, "urn:glassbox:c1:question");
+  assert.equal(a[0].kindText, "replaced by a new load");
+  assert.deepEqual([...a[0].facts], ["yard foundedBy oskar"]);
+  assert.deepEqual([...a[0].sources], ["file:///kb.ttl"]);
+  assert.equal(a[1].kindText, "fact retracted");
+  assert.equal(a[1].facts[0], "urn:kg:yard urn:kg:builtIn \"1866\"^^xsd:gYear", "plain strings stay as they are");
+  assert.deepEqual([...a[1].sources], []);
+  assert.deepEqual([...a[2].facts], ["Yard foundedBy Oskar"], "an N-Triples line, its IRIs by short name; a number is no fact");
+  assert.equal(GB.affectedOf({session: {}}).length, 0, "no affected: none");
+  assert.equal(GB.affectedOf({affected: "yes"}).length, 0, "a malformed list: none");
+});
+
+test("revision: a replayed run names the run it revises, another run none", () => {
+  const {show, q} = routedTrace();
+  const m = new GB.TraceModel();
+  m.addStored(show, null);
+  assert.equal(GB.revisionOf(m), "");
+  show.events[0].triples.push(triple(q + "question", PROV + "wasRevisionOf", iri("urn:glassbox:old:question")));
+  const revised = new GB.TraceModel();
+  revised.addStored(show, null);
+  assert.equal(GB.revisionOf(revised), "urn:glassbox:old:question");
+});
+
+test("compare: each side's sources and facts marked kept, added (b) or removed (a)", () => {
+  const fact = (o) => ({s: iri("urn:kg:yard"), p: iri("urn:kg:foundedBy"), o: iri("urn:kg:" + o)});
+  const built = {s: iri("urn:kg:curlew"), p: iri("urn:kg:builtBy"), o: iri("urn:kg:yard")};
+  const reply = {
+    a: {session: "urn:glassbox:a:question", kind: "graph-rag", status: "complete", question: "who?", answer: "Oskar",
+      short_answer: "Oskar", confidence: 0.9, abstained: false, models: ["m"], sources: ["file:///old.ttl", "file:///same.ttl"],
+      facts: [built, fact("oskar")], revision_of: null, duration_ms: 20},
+    b: {session: "urn:glassbox:b:question", kind: "graph-rag", status: "complete", question: "who?", answer: "Elin",
+      short_answer: "Elin", confidence: 0.6, abstained: false, models: ["m"], sources: ["file:///new.ttl", "file:///same.ttl"],
+      facts: [built, fact("elin")], revision_of: "urn:glassbox:a:question", duration_ms: null},
+    answer_changed: true, short_answer_changed: true, confidence_change: -0.3,
+    sources_added: ["file:///new.ttl"], sources_removed: ["file:///old.ttl"], sources_kept: 1,
+    facts_added: [fact("elin")], facts_removed: [fact("oskar")], facts_kept: 1, b_revises_a: true,
+  };
+  const s = GB.comparisonSides(reply);
+  assert.equal(s.answerChanged, true);
+  assert.equal(s.revises, true);
+  assert.equal(s.confidenceChange, -0.3);
+  assert.deepEqual(s.a.sources.map((x) => x.uri + " " + x.mark), ["file:///old.ttl removed", "file:///same.ttl kept"]);
+  assert.deepEqual(s.b.sources.map((x) => x.uri + " " + x.mark), ["file:///new.ttl added", "file:///same.ttl kept"]);
+  assert.deepEqual(s.a.facts.map((x) => x.mark), ["kept", "removed"]);
+  assert.deepEqual(s.b.facts.map((x) => x.text + " " + x.mark), ["curlew builtBy yard kept", "yard foundedBy elin added"]);
+  assert.equal(s.a.confidence, 0.9);
+  assert.equal(s.a.durationMs, 20);
+  assert.equal(s.b.durationMs, null);
+  assert.equal(s.b.revisionOf, "urn:glassbox:a:question");
+  assert.deepEqual({...s.counts}, {sourcesAdded: 1, sourcesRemoved: 1, sourcesKept: 1, factsAdded: 1, factsRemoved: 1, factsKept: 1});
+  const same = GB.comparisonSides({a: reply.a, b: reply.a, answer_changed: false, sources_kept: 2, facts_kept: 2});
+  assert.equal(same.answerChanged, false);
+  assert.ok(same.a.sources.every((x) => x.mark === "kept") && same.b.facts.every((x) => x.mark === "kept"));
+  assert.equal(same.confidenceChange, null);
+});
+
+test("compare: the side-by-side view's hash carries both ids, any characters in them", () => {
+  const a = "urn:glassbox:11111111-1111-4111-8111-111111111111:question", b = "4e1d/odd id#";
+  const hash = GB.compareHash(a, b);
+  assert.match(hash, /^#\/compare\/[^/]+\/[^/]+$/);
+  assert.deepEqual({...GB.parseCompareHash(hash)}, {a, b});
+  assert.equal(GB.parseCompareHash("#trace=" + encodeURIComponent(a)), null);
+  assert.equal(GB.parseCompareHash("#/compare/only-one"), null);
+  assert.equal(GB.parseCompareHash("#/compare/%E0%A4%A/b"), null, "a malformed escape is no pair");
+});

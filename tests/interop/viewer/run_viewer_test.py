@@ -31,6 +31,7 @@ SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "traces"))
 import glassbox_up  # noqa: E402
+import interop_scripts  # noqa: E402  (glassbox_up put tests/support on the path)
 
 SERVICE = "viewer-synthetic"
 STEPS_SERVICE = "viewer-synthetic-steps"
@@ -45,6 +46,10 @@ STOP_QUESTION = "Who founded the shipyard that built the Saltspire Light tender?
 # runs for seconds, as with a real model, so the test can open it while it runs and stop it
 # before it ends.
 LLM_DELAY_MS = "700"
+# Issue 36: a question over a small knowledge base that then changes (`load rdf --replace`): its
+# trace is marked affected (the banner), and its replay is compared with it side by side.
+CHANGES_COLLECTION = "changes"
+CHANGES_QUESTION = "Who founded the shipyard that built the MV Curlew?"
 # Markup in the trace's texts must reach the page as text: the test checks nothing of it runs.
 SYNTHETIC_QUESTION = "synthetic ten-thousand-triple trace <img src=x onerror=\"window.__injected=true\">"
 GB = "https://glassbox.dev/ns#"
@@ -196,6 +201,45 @@ class ManyStepsTrace:
         return messages
 
 
+def changes_knowledge(founder):
+    """The knowledge base of the changes collection, its shipyard founded by `founder`."""
+    return ("@prefix ex: <https://example.org/kb/> .\n"
+            "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+            "ex:Curlew rdfs:label \"MV Curlew\" ; ex:builtBy ex:Yard .\n"
+            "ex:Yard rdfs:label \"Brenn Shipyard\" ; ex:foundedBy ex:%s .\n"
+            "ex:%s rdfs:label \"%s Brenn\" .\n"
+            "ex:builtBy rdfs:label \"was built by\" .\n"
+            "ex:foundedBy rdfs:label \"was founded by\" .\n" % (founder, founder, founder))
+
+
+def change_and_replay(up, workdir):
+    """The real path of a knowledge change (issue 36): a graph-RAG question over a file, the file
+    loaded again with --replace after one fact changed, then `glassbox traces replay` of the run.
+    Returns (the run, its replay, whether the store marked the run affected within 30 s)."""
+    kb = os.path.join(workdir, "changes.ttl")
+    with open(kb, "w") as f:
+        f.write(changes_knowledge("Oskar"))
+    up.run("load", "rdf", kb, "--collection", CHANGES_COLLECTION, timeout_ms=60000)
+    asked = up.run("invoke", "graph-rag", "-q", CHANGES_QUESTION, "--collection", CHANGES_COLLECTION,
+                   "--json", timeout_ms=60000)
+    final = json.loads(asked.stdout.decode().strip().splitlines()[-1])["body"]
+    original = final["session"]
+    up.wait_for("the changes question's trace", lambda: json.loads(
+        up.run("traces", "show", original, "--json").stdout)["session"]["status"] == "complete")
+    with open(kb, "w") as f:
+        f.write(changes_knowledge("Elin"))
+    replaced = up.run("load", "rdf", kb, "--collection", CHANGES_COLLECTION, "--replace", timeout_ms=60000,
+                      check=False)
+    up.expect(replaced.returncode == 0, "load rdf --replace (issue 36, H1): exit %d: %s"
+              % (replaced.returncode, replaced.stderr.decode().strip()))
+    affected = interop_scripts.poll_until(lambda: json.loads(
+        up.run("traces", "show", original, "--json").stdout).get("affected"), 30)
+    up.expect(bool(affected), "the run over the replaced fact is marked affected in its detail (issue 36, H2)")
+    replayed = up.run("traces", "replay", original, "--json", timeout_ms=120000)
+    replay = json.loads(replayed.stdout)["replay"]
+    return original, replay, bool(affected)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -267,7 +311,11 @@ def main():
             up.expect(worker.error is None, "the %s worker: %s" % (worker.service, worker.error))
             worker.stop()
 
+        changed, replayed, _ = change_and_replay(up, args.workdir)
+        print("knowledge change: run %s, replayed as %s" % (changed, replayed))
+
         cmd = [node, os.path.join(HERE, "viewer_test.mjs"), "--url", url, "--chromium", chromium,
+               "--changed-trace", changed, "--replayed-trace", replayed,
                "--shots", os.path.join(args.workdir, "screenshots"), "--question", QUESTION, "--agent-question", AGENT_QUESTION,
                "--synthetic-question", "synthetic ten-thousand-triple", "--synthetic-triples", str(synthetic.triples),
                "--steps-question", STEPS_QUESTION, "--steps-triples", str(many.triples),

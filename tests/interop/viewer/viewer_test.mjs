@@ -9,7 +9,7 @@
 // node viewer_test.mjs --url http://127.0.0.1:PORT --chromium /usr/bin/chromium --shots DIR
 //      --question "…" [--agent-question "…"] [--synthetic-question "…" --synthetic-triples N]
 //      [--steps-question "…" --steps-triples N] [--tail-question "…"] [--stop-question "…"]
-//      [--max-render-ms 300]
+//      [--changed-trace SESSION --replayed-trace SESSION] [--max-render-ms 300]
 // Prints one line per check and "N passed, N failed"; exit 0 when every check passes.
 import {mkdirSync} from "node:fs";
 import {join} from "node:path";
@@ -234,6 +234,8 @@ try {
     console.log("figure: thousand-step trace: first " + rows.first + " rows in the render, all " + rows.rows + " in " + rows.all.toFixed(1) + " ms");
     await page.screenshot({path: join(args.shots, "6-synthetic-steps.png"), fullPage: false});
   }
+  // ---- a knowledge change: the affected banner, and the replay beside its original ----
+  if (args["changed-trace"]) await knowledgeChanges(page, args["changed-trace"], args["replayed-trace"]);
   check(errors.length === 0, "no script errors in the page", errors.join(" | "));
 } catch (e) {
   check(false, "the browser session", e.stack || String(e));
@@ -435,6 +437,114 @@ async function confidenceBadge(page, session, liveBadge) {
   await page.waitForSelector("#confidence-evidence", {hidden: true, timeout: 5000});
   const closed = await page.evaluate(() => document.querySelector("#answer-confidence button.confidence").getAttribute("aria-expanded"));
   check(closed === "false", "Enter on the focused badge closes the evidence again", closed);
+}
+
+// Issue 36. `changed`: a run whose fact a `load rdf --replace` changed, so its detail lists the
+// change (`affected`); `replayed`: its replay (`glassbox traces replay`), a revision of it. The
+// banner says what changed, as the API's detail does; the replay links to its original, and the
+// two open side by side (from that link and from two ticked rows of the list), the answers, the
+// confidence and the sources and facts only one side has marked.
+async function knowledgeChanges(page, changed, replayed) {
+  const detail = await page.evaluate(async (s) => (await fetch("/api/v1/traces/" + encodeURIComponent(s))).json(), changed);
+  await page.evaluate((s) => { location.hash = "#trace=" + encodeURIComponent(s); }, changed);
+  await page.waitForFunction((s) => window.GB.viewer.lastRender && window.GB.viewer.lastRender.trace === s, {timeout: 30000}, changed);
+  const banner = await page.evaluate(() => {
+    const b = document.getElementById("affected");
+    return {hidden: getComputedStyle(b).display === "none", text: b.textContent, top: b.getBoundingClientRect().top,
+      headerTop: document.getElementById("run-header").getBoundingClientRect().top,
+      changes: [...b.querySelectorAll("li.change")].map((li) => ({change: li.dataset.change, kind: li.dataset.kind,
+        facts: [...li.querySelectorAll("li.fact")].map((f) => f.textContent)}))};
+  });
+  const affected = Array.isArray(detail.affected) ? detail.affected : [];
+  check(affected.length > 0, "the changed run's detail lists the change it rested on (affected: H1's --replace, H2's marking)",
+    JSON.stringify(affected).slice(0, 300));
+  check(!banner.hidden && /This answer rested on knowledge that changed/.test(banner.text) && banner.top < banner.headerTop,
+    "the affected banner shows at the top of the trace", banner.text.slice(0, 200));
+  check(affected.length === banner.changes.length && affected.every((a, i) => banner.changes[i].change === a.change &&
+    banner.changes[i].kind === a.kind && banner.text.includes(a.at)), "the banner names each change, its kind and time",
+  JSON.stringify(banner.changes));
+  check(banner.changes.some((c) => c.facts.some((f) => /foundedBy/.test(f) && /Oskar/.test(f))),
+    "the banner shows the fact that changed", JSON.stringify(banner.changes.map((c) => c.facts)));
+  await page.screenshot({path: join(args.shots, "10-affected-banner.png"), fullPage: false});
+
+  // The replay links back to its original, and the link opens the two side by side.
+  await page.evaluate((s) => { location.hash = "#trace=" + encodeURIComponent(s); }, replayed);
+  await page.waitForFunction((s) => window.GB.viewer.lastRender && window.GB.viewer.lastRender.trace === s, {timeout: 30000}, replayed);
+  const link = await page.evaluate(() => {
+    const a = document.querySelector("#downloads a.compare-original");
+    return a ? a.getAttribute("href") : "";
+  });
+  check(link === "#/compare/" + encodeURIComponent(changed) + "/" + encodeURIComponent(replayed),
+    "a replayed trace offers \"compare with the original\"", link);
+  const notAffected = await page.evaluate(() => getComputedStyle(document.getElementById("affected")).display === "none");
+  check(notAffected, "the replay, asked after the change, shows no banner");
+  if (link) {
+    await page.click("#downloads a.compare-original");
+    await sideBySide(page, changed, replayed, "from the replay's link");
+    await page.screenshot({path: join(args.shots, "11-side-by-side.png"), fullPage: true});
+  }
+
+  // Two rows ticked in the list open the same view.
+  await page.evaluate((s) => { location.hash = "#trace=" + encodeURIComponent(s); }, changed);
+  await page.waitForFunction((s) => window.GB.viewer.lastRender && window.GB.viewer.lastRender.trace === s, {timeout: 30000}, changed);
+  await page.click("#trace-search", {clickCount: 3});
+  await page.keyboard.press("Backspace");
+  await page.click("#trace-refresh");
+  // The list is read again (the search's debounce) while this runs: each box is found and clicked
+  // in one step in the page, and a list read again keeps what was ticked.
+  for (const s of [changed, replayed]) {
+    await page.waitForFunction((x) => {
+      const box = document.querySelector(`#trace-list tr[data-session="${x}"] input.tick`);
+      if (!box) return false;
+      if (!box.checked) box.click();
+      return box.checked;
+    }, {timeout: 30000}, s);
+  }
+  await page.waitForFunction((x, y) => {
+    const ticked = window.GB.viewer.state.ticked;
+    return ticked.length === 2 && ticked.includes(x) && ticked.includes(y);
+  }, {timeout: 10000}, changed, replayed);
+  const stayed = await page.evaluate(() => window.GB.viewer.state.trace);
+  check(stayed === changed, "ticking a row does not open it", stayed);
+  const enabled = await page.evaluate(() => !document.getElementById("trace-compare").disabled);
+  check(enabled, "two ticked rows enable compare");
+  await page.evaluate(() => { window.GB.viewer.lastCompare = null; });
+  await page.click("#trace-compare");
+  await sideBySide(page, changed, replayed, "from two ticked rows");
+}
+
+// The side-by-side view of runs a and b as the compare endpoint says them.
+async function sideBySide(page, a, b, how) {
+  await page.waitForFunction(() => window.GB.viewer.lastCompare, {timeout: 30000});
+  const api = await page.evaluate(async (x, y) => (await fetch("/api/v1/traces/compare?a=" + encodeURIComponent(x) +
+    "&b=" + encodeURIComponent(y))).json(), a, b);
+  const view = await page.evaluate(() => {
+    const side = (id) => {
+      const box = document.getElementById(id);
+      return {answer: (box.querySelector(".compare-answer") || {}).textContent || "",
+        confidence: (box.querySelector(".confidence-value") || {}).textContent || "",
+        session: (box.querySelector(".compare-run a") || {}).title || "",
+        marks: [...box.querySelectorAll("ul.compare-list li")].map((li) => li.dataset.mark + " " + li.textContent)};
+    };
+    const shown = (id) => getComputedStyle(document.getElementById(id)).display !== "none";
+    return {shown: shown("compare-view"), traceHidden: !shown("trace-columns") && !shown("run-header"),
+      last: window.GB.viewer.lastCompare, summary: document.getElementById("compare-summary").textContent,
+      a: side("compare-a"), b: side("compare-b")};
+  });
+  check(view.shown && view.traceHidden && !view.last.error && view.last.a === a && view.last.b === b,
+    "the two runs open side by side " + how, JSON.stringify(view.last));
+  check(view.a.session === a && view.b.session === b, "each side names its run", view.a.session + " | " + view.b.session);
+  check(view.a.answer === api.a.answer && view.b.answer === api.b.answer && view.a.answer !== view.b.answer,
+    "both answers are shown, and they differ", JSON.stringify([view.a.answer.slice(0, 80), view.b.answer.slice(0, 80)]));
+  check(/answer changed/.test(view.summary) && api.answer_changed === true, "the view says the answer changed", view.summary);
+  const pct = (p) => (typeof p === "number" ? Math.round(p * 100) + " %" : "none");
+  check(view.a.confidence.startsWith(pct(api.a.confidence)) && view.b.confidence.startsWith(pct(api.b.confidence)),
+    "each side shows its confidence", view.a.confidence + " → " + view.b.confidence);
+  check(view.a.marks.some((m) => /^removed − .*foundedBy.*Oskar/.test(m)) && view.b.marks.some((m) => /^added \+ .*foundedBy.*Elin/.test(m)),
+    "the fact only the original used is marked removed, the one only the replay used added",
+    JSON.stringify([view.a.marks, view.b.marks]));
+  check(api.sources_kept >= 1 && view.b.marks.filter((m) => m.startsWith("kept ")).length >= api.sources_kept,
+    "the sources both used are marked kept", JSON.stringify(view.b.marks));
 }
 
 // Polls `probe` until it returns something truthy, `ms` at most; throws naming `what` after that.

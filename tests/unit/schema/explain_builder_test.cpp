@@ -112,6 +112,16 @@ TEST(Question, RecordsTheRequestItCameInWith) {
     EXPECT_TRUE(objects(question(kRun, "q", at_ms(0), ""), q, v::kRequestId).empty());
 }
 
+// A replayed run (`glassbox traces replay`) names the run it asks again: prov:wasRevisionOf.
+TEST(Question, RecordsTheRunItRevises) {
+    const auto q = kRun.question();
+    const std::string original = "urn:glassbox:99999999-2222-4333-8444-555555555555:question";
+    const auto asked =
+        question(kRun, "q", at_ms(0), "", std::nullopt, std::nullopt, {}, "default", original);
+    EXPECT_EQ(objects(asked, q, v::kProvWasRevisionOf), (std::vector<Term>{iri(original)}));
+    EXPECT_TRUE(objects(question(kRun, "q", at_ms(0), ""), q, v::kProvWasRevisionOf).empty());
+}
+
 // Every IRI of the triples (subjects, objects, literal datatypes) is fit for N-Triples.
 void expect_only_valid_iris(const std::vector<Triple>& ts) {
     for (const auto& t : ts) {

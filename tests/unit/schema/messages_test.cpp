@@ -46,7 +46,7 @@ TEST(GraphRagQuery, DefaultsAndRoundTrip) {
                     5,        6,
                     true,     "urn:glassbox:x:routing",
                     "chat-1", std::vector<std::string>{"Greyhollow Light"},
-                    0.4};
+                    0.4,      "urn:glassbox:x:question"};
     EXPECT_EQ(round_trip(q), q);
 }
 
@@ -101,6 +101,29 @@ TEST(GraphRagQuery, AParentUriThatIsNoIriIsRefusedNamingTheField) {
         << "empty is the services' own check (\"must not be empty when given\")";
 }
 
+// revision_of (`glassbox traces replay`): every question request takes it, an IRI checked as
+// parent_uri is.
+TEST(QuestionRequests, RevisionOfIsAnIriEveryEngineTakes) {
+    const std::string original = "urn:glassbox:2e14c8b4-1111-4222-8333-444444444444:question";
+    const auto graph = decode<GraphRagQuery>(json{{"query", "q"}, {"revision_of", original}});
+    ASSERT_TRUE(graph.ok()) << graph.error().describe();
+    EXPECT_EQ(graph->revision_of, std::optional<std::string>(original));
+    EXPECT_EQ(encode(*graph)["revision_of"], original);
+    EXPECT_EQ(
+        decode<DocumentRagQuery>(json{{"query", "q"}, {"revision_of", original}})->revision_of,
+        std::optional<std::string>(original));
+    EXPECT_EQ(decode<AgentRequest>(json{{"question", "q"}, {"revision_of", original}})->revision_of,
+              std::optional<std::string>(original));
+    EXPECT_EQ(decode<QueryRequest>(json{{"query", "q"}, {"revision_of", original}})->revision_of,
+              std::optional<std::string>(original));
+    EXPECT_FALSE(decode<GraphRagQuery>(json{{"query", "q"}})->revision_of.has_value());
+    EXPECT_FALSE(encode(GraphRagQuery{}).contains("revision_of"));
+    const auto bad = decode<QueryRequest>(json{{"query", "q"}, {"revision_of", "not an iri <>"}});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("revision_of"), std::string::npos) << bad.error().message;
+    EXPECT_FALSE(decode<AgentRequest>(json{{"question", "q"}, {"revision_of", 7}}).ok());
+}
+
 TEST(QueryRequest, ModeEnum) {
     auto r = decode_body<QueryRequest>(R"({"query":"t","mode":"document-rag","session_id":"s1"})");
     ASSERT_TRUE(r.ok());
@@ -119,7 +142,7 @@ TEST(QueryRequest, ModeEnum) {
     ASSERT_FALSE(wrong.ok());
     EXPECT_EQ(wrong.error().type, base::ErrorType::kDecodeError);
     EXPECT_EQ(wrong.error().message.rfind("query:", 0), 0u) << wrong.error().message;
-    QueryRequest q{"x", QueryMode::kAgent, "c", true, "conversation-1", ""};
+    QueryRequest q{"x", QueryMode::kAgent, "c", true, "conversation-1", "", std::nullopt};
     EXPECT_EQ(round_trip(q), q);
     q.request_id = "gw-0123";
     EXPECT_EQ(round_trip(q), q);

@@ -211,7 +211,7 @@ TEST_F(AgentServiceTest, ThePlannerFollowsTheChainAndTheTraceExplainsEveryIterat
               std::vector<std::string>{run->analysis(2)});
     EXPECT_EQ(objects(triples, run->analysis(0), vocab::kAction),
               std::vector<std::string>{"triples-query"});
-    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kToolCandidate).size(), 4u);
+    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kToolCandidate).size(), 5u);
     EXPECT_EQ(objects(triples, run->analysis(0), vocab::kModelName),
               std::vector<std::string>{"glassbox-extractive-v1"});
     EXPECT_EQ(objects(triples, run->observation(1), vocab::kToolStatus),
@@ -389,6 +389,7 @@ TEST_F(AgentServiceTest, AConversationsEarlierTurnsReachTheModelAndTheQuestionRe
     script({"Thought: he is Oren Tal\nFinal Answer: iceland"});
     json body = agent_request("Where is he from?", "fam");
     body["session_id"] = "s1";
+    body["revision_of"] = "urn:glassbox:2e14c8b4-1111-4222-8333-444444444444:question";
     const auto replies = cluster_->request("agent-scripted", body);
     ASSERT_EQ(replies.back().kind, bus::ReplyKind::kFinal);
     {
@@ -403,6 +404,10 @@ TEST_F(AgentServiceTest, AConversationsEarlierTurnsReachTheModelAndTheQuestionRe
     ASSERT_TRUE(run);
     EXPECT_EQ(objects(triples, run->question(), vocab::kConversation),
               std::vector<std::string>{"s1"});
+    // A replay (`traces replay`): the Question revises the run it asks again.
+    EXPECT_EQ(
+        objects(triples, run->question(), vocab::kProvWasRevisionOf),
+        std::vector<std::string>{"urn:glassbox:2e14c8b4-1111-4222-8333-444444444444:question"});
 
     // A fetch that fails is noted in the first Analysis and the run goes on without history.
     script({"Thought: no history\nFinal Answer: unknown"});

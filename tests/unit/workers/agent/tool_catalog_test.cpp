@@ -8,17 +8,20 @@ namespace {
 
 using nlohmann::json;
 
-TEST(ToolCatalogTest, TheBuiltInFileHasTheFourTools) {
+TEST(ToolCatalogTest, TheBuiltInFileHasTheFiveTools) {
     const auto& tools = default_tools();
-    ASSERT_EQ(tools.size(), 4u);
+    ASSERT_EQ(tools.size(), 5u);
     EXPECT_EQ(tools[0].name, "knowledge-query");
     EXPECT_EQ(tools[0].kind, ToolKind::kGraphRag);
     EXPECT_EQ(tools[1].kind, ToolKind::kDocumentRag);
     EXPECT_EQ(tools[2].kind, ToolKind::kTriples);
-    EXPECT_EQ(tools[3].kind, ToolKind::kCompletion);
+    EXPECT_EQ(tools[3].name, "graph-query");
+    EXPECT_EQ(tools[3].kind, ToolKind::kGraphQuery);
+    EXPECT_EQ(tools[4].kind, ToolKind::kCompletion);
     const json model = tools_for_model(tools);
-    ASSERT_EQ(model.size(), 4u);
+    ASSERT_EQ(model.size(), 5u);
     EXPECT_EQ(model[2]["arguments"]["required"][0], "subject");
+    EXPECT_EQ(model[3]["arguments"]["required"][0], "match");
 }
 
 TEST(ToolCatalogTest, MalformedFilesAreTypedErrorsNamingTheField) {
@@ -53,7 +56,7 @@ TEST(ToolCatalogTest, ARequestMayNameASubset) {
     EXPECT_EQ((*two)[0].name, "knowledge-query");  // the file's order
     auto all = select_tools(default_tools(), {});
     ASSERT_TRUE(all);
-    EXPECT_EQ(all->size(), 4u);
+    EXPECT_EQ(all->size(), 5u);
     auto unknown = select_tools(default_tools(), {"web-search"});
     ASSERT_FALSE(unknown);
     EXPECT_NE(unknown.error().message.find("web-search"), std::string::npos);

@@ -92,7 +92,8 @@ TEST_F(QueryServiceTest, DocumentWordsGoToDocumentRagAndTheConversationIsRecorde
         "query", {{"query", "Which Akkadian word for a spirit is related to the demon Alu?"},
                   {"collection", "docs"},
                   {"session_id", "chat-7"},
-                  {"request_id", "gw-req-7"}});
+                  {"request_id", "gw-req-7"},
+                  {"revision_of", "urn:glassbox:2e14c8b4-1111-4222-8333-444444444444:question"}});
     const json& final = final_of(replies);
     EXPECT_EQ(final["route"]["engine"], "document-rag") << final["route"].dump();
     EXPECT_EQ(final["engine"], "document-rag") << final["runs"].dump();
@@ -106,6 +107,12 @@ TEST_F(QueryServiceTest, DocumentWordsGoToDocumentRagAndTheConversationIsRecorde
         objects(m.all, final["engine_session"].get<std::string>(), vocab::kConversation).empty());
     EXPECT_TRUE(
         objects(m.all, final["engine_session"].get<std::string>(), vocab::kRequestId).empty());
+    // A replay (`traces replay`) revises the router's own Question; its engine's run is a sub-run.
+    EXPECT_TRUE(has(m.all, session, vocab::kProvWasRevisionOf,
+                    schema::iri("urn:glassbox:2e14c8b4-1111-4222-8333-444444444444:question")));
+    EXPECT_TRUE(
+        objects(m.all, final["engine_session"].get<std::string>(), vocab::kProvWasRevisionOf)
+            .empty());
 }
 
 TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnTheWay) {

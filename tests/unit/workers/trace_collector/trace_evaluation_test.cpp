@@ -200,7 +200,8 @@ TEST_P(EvaluationTest, AVersion6StoreIsMigratedOnOpen) {
         << read_only.error().message;
     store_ = reopen(OpenMode::kReadWrite);
     ASSERT_TRUE(store_);
-    EXPECT_EQ(count("SELECT COUNT(*) FROM meta WHERE key = 'schema' AND value = '7'"), 1);
+    // 6 → 7 (evaluations), then on to the current version (8, issue 36's usage index).
+    EXPECT_EQ(count("SELECT COUNT(*) FROM meta WHERE key = 'schema' AND value = '8'"), 1);
     ASSERT_TRUE(store_->evaluate(run.session(), scored("after", true, 1.0), at(kNow)).ok());
     EXPECT_EQ(evaluated_list()["sessions"].size(), 1u);
 }

@@ -1,0 +1,366 @@
+// The usage index: what a run used, gathered from the scanned triples of its events, written
+// for the run and its top-level run, and read by `list`'s usage filters.
+#include "workers/trace_collector/run_uses.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/fnv.hpp"
+#include "schema/json_cursor.hpp"
+#include "schema/nquads.hpp"
+#include "schema/term_text.hpp"
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::trace::detail {
+
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+using storage::sql::Connection;
+using storage::sql::Row;
+
+namespace v = schema::vocab;
+
+// SQLite: run_uses rows of a session at most (its batches, and its sub-runs' for a top-level
+// run); their ids are session << kDocBits + n. A run with more keeps the first ones.
+constexpr int kDocBits = 10;
+// A filter matching at least this many runs walks the newest-first page index, checking each
+// run, instead of reading every match and sorting them (as `search` does, trace_queries.cpp).
+constexpr std::int64_t kManyMatches = 5000;
+// Bytes of question and answer text kept per run for `list --text`.
+constexpr std::size_t kMaxRunTextBytes = 2 * 1024;
+// The parent chain followed to a run's top-level run.
+constexpr int kMaxParentDepth = 32;
+
+std::int64_t use_key(char kind, std::string_view value) {
+    const char k[1] = {kind};
+    const std::uint64_t hash = base::fnv1a64(value, base::fnv1a64(std::string_view(k, 1)));
+    return static_cast<std::int64_t>(hash);
+}
+
+std::string fact_value(const schema::Term& s, const schema::Term& p, const schema::Term& o) {
+    return schema::to_ntriples(s) + " " + schema::to_ntriples(p) + " " + schema::to_ntriples(o);
+}
+
+namespace {
+
+base::Error bad_fact(std::string_view text, const std::string& why) {
+    return make_error(
+        ErrorType::kInvalidRequest,
+        "a fact must be \"S P O\" (N-Triples terms, or IRIs and a plain literal): \"" +
+            std::string(text.substr(0, 200)) + "\": " + why);
+}
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+        text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+        text.remove_suffix(1);
+    return text;
+}
+
+// The next whitespace-separated word of `text`, removed from it.
+std::string_view next_word(std::string_view& text) {
+    text = trim(text);
+    const auto end = std::min(text.size(), text.find_first_of(" \t\r\n"));
+    const auto word = text.substr(0, end);
+    text.remove_prefix(end);
+    return word;
+}
+
+// A bare word as an IRI term ("<…>" or "urn:x"); nullopt when it is neither.
+std::optional<schema::Term> bare_iri(std::string_view word) {
+    if (word.size() > 2 && word.front() == '<' && word.back() == '>')
+        word = word.substr(1, word.size() - 2);
+    if (word.find(':') == std::string_view::npos ||
+        word.find_first_of("<>\" ") != std::string_view::npos)
+        return std::nullopt;
+    return schema::iri(word);
+}
+
+}  // namespace
+
+Result<std::string> parse_fact(std::string_view text) {
+    const std::string_view whole = trim(text);
+    if (whole.empty()) return bad_fact(text, "it is empty");
+    if (auto line = schema::parse_nquads_line(std::string(whole) + " .", 1); line && *line) {
+        const schema::Triple& t = **line;
+        if (t.graph && !t.graph->empty()) return bad_fact(text, "a graph is not part of a fact");
+        return fact_value(t.s, t.p, t.o);
+    }
+    std::string_view rest = whole;
+    const auto s = bare_iri(next_word(rest));
+    const auto p = bare_iri(next_word(rest));
+    rest = trim(rest);
+    if (!s || !p) return bad_fact(text, "its subject and predicate must be IRIs");
+    if (rest.empty()) return bad_fact(text, "it has no object");
+    std::optional<schema::Term> o;
+    if (rest.front() == '"' || rest.front() == '<' || rest.rfind("_:", 0) == 0) {
+        auto term = schema::parse_nquads_term(rest, 1);
+        if (!term) return bad_fact(text, term.error().message);
+        o = std::move(term).value();
+    } else if (rest.find_first_of(" \t") == std::string_view::npos) {
+        o = bare_iri(rest);
+    }
+    if (!o) o = schema::literal(rest);
+    return fact_value(*s, *p, *o);
+}
+
+// ---- gathering ------------------------------------------------------------------------------
+
+void UseScan::see(const ScannedTriple& t, std::string& scratch) {
+    if (t.s.kind != ScannedKind::kIri || t.p.kind != ScannedKind::kIri) return;
+    // Its own buffer: `scratch` is reused for the other terms below (one allocation only for an
+    // escaped predicate).
+    std::string p_scratch;
+    const std::string_view p = t.p.value.value(p_scratch);
+    const bool iri_object = t.o.kind == ScannedKind::kIri;
+    const bool literal_object = t.o.kind == ScannedKind::kLiteral;
+    const auto add = [&](char kind, std::string value) {
+        if (!value.empty() && value.size() <= kMaxUseValueBytes)
+            uses_.emplace(kind, std::move(value));
+    };
+    if (p == v::kSelectedEdge && iri_object) {
+        const std::string node = t.o.value.str();
+        selected_.insert(node);
+        chosen_.insert(node);
+    } else if (p == v::kRetrievedChunk && iri_object) {
+        chosen_.insert(t.o.value.str());
+    } else if (p == v::kRdfSubject || p == v::kRdfPredicate || p == v::kRdfObject) {
+        if (selected_.empty()) return;
+        const std::string node = t.s.value.str();
+        if (selected_.count(node) == 0) return;
+        schema::JsonCursor cursor(t.text);
+        schema::Triple triple;
+        if (!schema::read_json_triple(cursor, triple) || triple.o.is_triple()) return;
+        Parts& parts = parts_[node];
+        (p == v::kRdfSubject ? parts.s : p == v::kRdfPredicate ? parts.p : parts.o) = triple.o;
+    } else if ((p == v::kSourceDocument || p == v::kSourceChunk) && iri_object) {
+        if (chosen_.count(t.s.value.str()) == 0) return;
+        add(p == v::kSourceDocument ? use_kind::kDocument : use_kind::kChunk, t.o.value.str());
+    } else if (p == v::kModelName && literal_object) {
+        add(use_kind::kModel, t.o.value.str());
+    } else if (p == v::kAction && literal_object) {
+        add(use_kind::kTool, t.o.value.str());
+    } else if (p == v::kCollection && literal_object) {
+        add(use_kind::kCollection, t.o.value.str());
+    } else if (p == v::kSeedEntity && iri_object) {
+        add(use_kind::kEntity, t.o.value.str());
+    } else if ((p == v::kQuery || p == v::kAnswerText) && literal_object) {
+        if (text_.size() < kMaxRunTextBytes) {
+            text_ += text_.empty() ? "" : "\n";
+            text_ += t.o.value.value(scratch).substr(0, kMaxRunTextBytes);
+        }
+    }
+}
+
+void UseScan::finish(RunUses& out) {
+    for (auto& [node, parts] : parts_) {
+        if (!parts.s || !parts.p || !parts.o) continue;
+        std::string fact = fact_value(*parts.s, *parts.p, *parts.o);
+        if (fact.size() <= kMaxUseValueBytes) out.uses.emplace(use_kind::kFact, std::move(fact));
+        for (const auto* end : {&*parts.s, &*parts.o}) {
+            if (end->is_iri()) out.uses.emplace(use_kind::kEntity, end->as_iri().value);
+        }
+    }
+    out.uses.merge(uses_);
+    if (!text_.empty() && out.text.size() < kMaxRunTextBytes)
+        out.text += (out.text.empty() ? "" : "\n") + text_;
+    selected_.clear();
+    chosen_.clear();
+    parts_.clear();
+    uses_.clear();
+    text_.clear();
+}
+
+// ---- writing --------------------------------------------------------------------------------
+
+namespace {
+
+// The top-level run of session row `session` as its stored parent chain goes (itself when it
+// has no parent, or the highest ancestor stored so far).
+Result<std::int64_t> top_level_of(Connection& db, std::int64_t session) {
+    auto q = db.prepare(
+        "WITH RECURSIVE up(id, parent, depth) AS (SELECT id, parent, 0 FROM sessions WHERE id = "
+        "?1 UNION ALL SELECT s.id, s.parent, up.depth + 1 FROM sessions s JOIN up ON s.uri = "
+        "up.parent WHERE up.depth < ?2) SELECT id FROM up ORDER BY depth DESC LIMIT 1");
+    if (!q) return q.error();
+    q->bind(1, session).bind(2, static_cast<std::int64_t>(kMaxParentDepth));
+    auto top = q->first([](const Row& row) { return row.int64(0); });
+    if (!top) return top.error();
+    return top->value_or(session);
+}
+
+// The hash of a use as an FTS5 term: 16 lowercase hex digits.
+std::string term_of(std::int64_t key) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out(16, '0');
+    auto bits = static_cast<std::uint64_t>(key);
+    for (int i = 15; i >= 0; --i, bits >>= 4) out[static_cast<std::size_t>(i)] = kHex[bits & 15];
+    return out;
+}
+
+// One row of run_uses: the hashes of `uses` for session row `session`, as this backend keeps
+// them (SQLite: FTS5 terms; PostgreSQL: a bigint[] under a GIN index).
+Result<void> insert_uses(Connection& db, std::int64_t session,
+                         const std::set<std::pair<char, std::string>>& uses) {
+    const bool postgres = db.dialect() == storage::sql::Dialect::kPostgres;
+    std::string list = postgres ? "{" : "";
+    for (const auto& [kind, value] : uses) {
+        const std::int64_t key = use_key(kind, value);
+        if (postgres) {
+            list += (list.size() == 1 ? "" : ",") + std::to_string(key);
+        } else {
+            list += (list.empty() ? "" : " ") + term_of(key);
+        }
+    }
+    if (postgres) list += "}";
+    // SQLite: the row's id is the session's shifted left by kDocBits plus the rows it has, so a
+    // match gives the session without a lookup (rowid >> kDocBits).
+    auto insert = db.prepare(
+        postgres
+            ? std::string("INSERT INTO run_uses(session, keys) VALUES(?1, CAST(?2 AS BIGINT[]))")
+            : "INSERT INTO run_uses(doc, session, terms) SELECT (?1 << " +
+                  std::to_string(kDocBits) +
+                  ") + COUNT(*), ?1, ?2 FROM run_uses WHERE "
+                  "session = ?1 HAVING COUNT(*) < " +
+                  std::to_string(std::int64_t{1} << kDocBits));
+    if (!insert) return insert.error();
+    insert->bind(1, session).bind(2, std::string_view{list});
+    auto r = insert->run();
+    insert->reset();
+    return r;
+}
+
+Result<void> write_run_text(Connection& db, std::int64_t session, const std::string& text) {
+    auto upsert = db.prepare(
+        "INSERT INTO run_text(session, body) VALUES(?1, ?2) ON CONFLICT(session) DO UPDATE SET "
+        "body = run_text.body || ' ' || excluded.body");
+    if (!upsert) return upsert.error();
+    upsert->bind(1, session).bind(2, std::string_view{text});
+    return upsert->run();
+}
+
+}  // namespace
+
+Result<void> write_run_uses(Connection& db, const std::map<std::int64_t, RunUses>& runs) {
+    for (const auto& [session, run] : runs) {
+        if (!run.text.empty()) {
+            if (auto r = write_run_text(db, session, run.text); !r) return r;
+        }
+        if (run.uses.empty()) continue;
+        auto top = top_level_of(db, session);
+        if (!top) return top.error();
+        if (auto r = insert_uses(db, session, run.uses); !r) return r;
+        if (*top != session) {
+            if (auto r = insert_uses(db, *top, run.uses); !r) return r;
+        }
+    }
+    return {};
+}
+
+// ---- filters --------------------------------------------------------------------------------
+
+namespace {
+
+// "id IN (the sessions of the run_uses rows holding the hash of (kind, value) for any of
+// `kinds`)": an FTS5 match on SQLite, a GIN array overlap on PostgreSQL.
+UseCondition uses_any(std::string_view kinds, const std::string& value, bool postgres) {
+    UseCondition c;
+    if (postgres) {
+        std::string list = "{";
+        for (const char kind : kinds)
+            list += (list.size() == 1 ? "" : ",") + std::to_string(use_key(kind, value));
+        c.sql = "id IN (SELECT session FROM run_uses WHERE keys && CAST({} AS BIGINT[]))";
+        c.bindings.emplace_back(list + "}");
+        return c;
+    }
+    std::string match;
+    for (const char kind : kinds)
+        match += (match.empty() ? "\"" : " OR \"") + term_of(use_key(kind, value)) + "\"";
+    c.sql = "id IN (SELECT rowid >> " + std::to_string(kDocBits) +
+            " FROM run_uses_search WHERE run_uses_search MATCH {})";
+    c.bindings.emplace_back(match);
+    return c;
+}
+
+// SQLite: when the FTS5 `table` matches `match` in kManyMatches rows or more, `condition`
+// becomes "+id IN …": the planner then walks the page index newest first and checks each run
+// against the matches, stopping at the page's end, instead of reading and sorting every match.
+Result<void> prefer_page_order(Connection& db, const char* table, const std::string& match,
+                               UseCondition& condition) {
+    auto probe = db.prepare(std::string("SELECT COUNT(*) FROM (SELECT 1 FROM ") + table +
+                            " WHERE " + table + " MATCH ?1 LIMIT ?2)");
+    if (!probe) return probe.error();
+    probe->bind(1, std::string_view{match}).bind(2, kManyMatches);
+    auto n = probe->first([](const Row& row) { return row.int64(0); });
+    if (!n) return n.error();
+    if (n->value_or(0) >= kManyMatches) condition.sql = "+" + condition.sql;
+    return {};
+}
+
+// The words of `text` as an FTS5 query: each a quoted token, all of them required.
+std::string fts_words(std::string_view text) {
+    std::string out;
+    std::string word;
+    const auto flush = [&] {
+        if (word.empty()) return;
+        out += (out.empty() ? "\"" : " \"") + word + "\"";
+        word.clear();
+    };
+    for (const char c : text) {
+        if (std::isalnum(static_cast<unsigned char>(c)) || (static_cast<unsigned char>(c) & 0x80))
+            word += c;
+        else
+            flush();
+    }
+    flush();
+    return out;
+}
+
+}  // namespace
+
+UseCondition use_condition(char kind, const std::string& value, bool postgres) {
+    return uses_any(std::string_view(&kind, 1), value, postgres);
+}
+
+Result<std::vector<UseCondition>> use_conditions(Connection& db, const ListQuery& query) {
+    const bool postgres = db.dialect() == storage::sql::Dialect::kPostgres;
+    std::vector<UseCondition> out;
+    if (query.uses_source) out.push_back(uses_any("d", *query.uses_source, postgres));
+    if (query.uses_document) out.push_back(uses_any("dc", *query.uses_document, postgres));
+    if (query.entity) out.push_back(uses_any("e", *query.entity, postgres));
+    if (query.model) out.push_back(uses_any("m", *query.model, postgres));
+    if (query.uses_fact) {
+        auto fact = parse_fact(*query.uses_fact);
+        if (!fact) return fact.error();
+        out.push_back(uses_any("f", *fact, postgres));
+    }
+    if (query.text) {
+        const std::string words = fts_words(*query.text);
+        if (words.empty())
+            return make_error(ErrorType::kInvalidRequest, "\"text\" must hold at least one word");
+        UseCondition c;
+        if (postgres) {
+            c.sql =
+                "id IN (SELECT session FROM run_text WHERE to_tsvector('simple', body) @@ "
+                "plainto_tsquery('simple', {}))";
+            c.bindings.emplace_back(*query.text);
+        } else {
+            c.sql = "id IN (SELECT rowid FROM run_text_search WHERE run_text_search MATCH {})";
+            c.bindings.emplace_back(words);
+            if (auto r = prefer_page_order(db, "run_text_search", words, c); !r) return r.error();
+        }
+        out.push_back(std::move(c));
+    }
+    for (auto& c : out) {
+        if (postgres || c.sql.find("run_uses_search") == std::string::npos) continue;
+        auto match = std::get<std::string>(c.bindings.at(0));
+        if (auto r = prefer_page_order(db, "run_uses_search", match, c); !r) return r.error();
+    }
+    if (query.affected)
+        out.push_back(UseCondition{"id IN (SELECT session FROM invalidations)", {}});
+    return out;
+}
+
+}  // namespace glassbox::trace::detail
