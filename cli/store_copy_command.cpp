@@ -367,7 +367,9 @@ std::string session_day(const std::string& alias) {
 std::vector<storage::TableSpec> trace_specs(const std::vector<std::string>& tables) {
     std::vector<storage::TableSpec> specs;
     for (const auto& table : tables) {
-        if (table == "meta") continue;
+        // The usage index is stored in each engine's own form (FTS5 terms here, a GIN-indexed
+        // bigint[] there) and is not carried over: docs/deployment.md.
+        if (table == "meta" || table == "run_uses") continue;
         storage::TableSpec spec{table};
         if (table == "sessions") spec.derived.push_back({"part", session_day("src")});
         if (table == "events") {
