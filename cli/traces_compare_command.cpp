@@ -184,11 +184,12 @@ json compare_when_stored(const ClientOptions& client, const std::string& origina
                              reply["b"].value("status", "") == "running";
         if (!running) return reply;
         if (std::chrono::steady_clock::now() >= deadline) {
-            exit_with_error(make_error(ErrorType::kTimeout,
-                                       "the replayed run " + replay +
-                                           " was not stored whole within --timeout-ms: compare "
-                                           "it later with glassbox traces diff " +
-                                           original + " " + replay));
+            std::string why = "the replayed run " + replay;
+            why +=
+                " was not stored whole within --timeout-ms: compare it later with glassbox "
+                "traces diff ";
+            why.append(original).append(" ").append(replay);
+            exit_with_error(make_error(ErrorType::kTimeout, why));
         }
     }
 }

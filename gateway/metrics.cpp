@@ -168,9 +168,8 @@ std::string route_label(const std::string& method, const std::string& path) {
         "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"};
     std::string route;
     constexpr std::string_view kTraces = "/api/v1/traces/";
-    if (std::find(kRoutes.begin(), kRoutes.end(), path) != kRoutes.end())
-        route = path;
-    else if (path == "/api/v1/traces/compare")
+    if (std::find(kRoutes.begin(), kRoutes.end(), path) != kRoutes.end() ||
+        path == "/api/v1/traces/compare")
         route = path;
     else if (path.starts_with(kTraces))
         route = path.ends_with("/events") ? "/api/v1/traces/{id}/events" : "/api/v1/traces/{id}";

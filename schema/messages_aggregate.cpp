@@ -263,7 +263,7 @@ std::string to_sparql(const AggregateQuery& q) {
             if (slot->is_var()) {
                 if (!slot->terms.empty()) {
                     std::string list;
-                    for (const auto& t : slot->terms) list += " " + sparql_term(t);
+                    for (const auto& t : slot->terms) list.append(" ").append(sparql_term(t));
                     where += "  VALUES " + slot->var + " {" + list + " }\n";
                 }
                 line += slot->var + " ";
@@ -272,8 +272,8 @@ std::string to_sparql(const AggregateQuery& q) {
             } else {
                 const std::string v = "?alt" + std::to_string(values++);
                 std::string list;
-                for (const auto& t : slot->terms) list += " " + sparql_term(t);
-                where += "  VALUES " + v + " {" + list + " }\n";
+                for (const auto& t : slot->terms) list.append(" ").append(sparql_term(t));
+                where.append("  VALUES ").append(v).append(" {").append(list).append(" }\n");
                 line += v + " ";
             }
         }

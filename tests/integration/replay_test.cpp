@@ -80,7 +80,7 @@ protected:
         const auto asked =
             glassbox({"invoke", service, "-q", kQuestion, "--collection", kCollection});
         EXPECT_TRUE(exited_with(asked, 0)) << asked.out << asked.err;
-        const auto session = printed_trace(asked.out);
+        auto session = printed_trace(asked.out);
         EXPECT_FALSE(session.empty()) << asked.out;
         json shown;
         EXPECT_TRUE(wait_for_trace_answer(

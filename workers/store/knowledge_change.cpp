@@ -254,7 +254,9 @@ Result<void> retract_replaced(storage::sql::Connection& db, TermDictionary& dict
     std::sort(by_quad.begin(), by_quad.end(), [](const StagedFact& a, const StagedFact& b) {
         return std::tie(a.q, a.source) < std::tie(b.q, b.source);
     });
-    for (const auto& [source, uri] : uris) {
+    for (const auto& entry : uris) {
+        const std::int64_t source = entry.first;
+        const std::string& uri = entry.second;
         std::vector<QuadIds> now;
         for (const auto& f : staged) {
             if (f.source == source) now.push_back(f.q);

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -63,7 +64,10 @@ struct KnowledgeChange {
 // A quad as its term ids (g 0: the default graph).
 struct QuadIds {
     std::int64_t s = 0, p = 0, o = 0, g = 0;
-    auto operator<=>(const QuadIds&) const = default;
+    bool operator==(const QuadIds&) const = default;
+    bool operator<(const QuadIds& other) const noexcept {
+        return std::tie(s, p, o, g) < std::tie(other.s, other.p, other.o, other.g);
+    }
 };
 
 // Retractions inside the caller's write transaction; finish() once every fact is done.

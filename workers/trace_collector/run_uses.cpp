@@ -28,7 +28,7 @@ constexpr int kDocBits = 10;
 // run, instead of reading every match and sorting them (as `search` does, trace_queries.cpp).
 constexpr std::int64_t kManyMatches = 5000;
 // Bytes of question and answer text kept per run for `list --text`.
-constexpr std::size_t kMaxRunTextBytes = 2 * 1024;
+constexpr std::size_t kMaxRunTextBytes = std::size_t{2} * 1024;
 // The parent chain followed to a run's top-level run.
 constexpr int kMaxParentDepth = 32;
 

@@ -904,7 +904,6 @@ private:
         note_uses(session.id, u.kind, d, std::move(facts.uses));
     }
 
-
     // A bound on the bytes of the scanned event's packed records, never below them (each triple
     // as received, the explain graph added, two varints), known before anything is written.
     static std::size_t packed_bound(const ScannedExplain& m) {

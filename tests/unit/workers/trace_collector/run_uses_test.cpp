@@ -137,7 +137,7 @@ protected:
         EXPECT_EQ(outcome.stored, messages.size());
     }
     // The sessions `list` gives for `query` (UUIDs in list order).
-    std::vector<std::string> listed(ListQuery query) {
+    std::vector<std::string> listed(const ListQuery& query) {
         auto out = store_->list(query, at(kT0 + 100'000));
         EXPECT_TRUE(out.ok()) << out.error().describe();
         std::vector<std::string> sessions;
