@@ -6,6 +6,7 @@
 
 #include "schema/vocabulary.hpp"
 #include "tests/support/knowledge_site.hpp"
+#include "tests/unit/workers/store/graph_store_fixture.hpp"
 #include "tests/unit/workers/store/graph_terms.hpp"
 
 namespace glassbox::store {
@@ -18,17 +19,11 @@ namespace vocab = schema::vocab;
 
 const std::string kXsd(vocab::kXsdNs);
 
-class GraphAggregateTest : public store_testing::KnowledgeTest {
+class GraphAggregateTest : public testing::GraphStoreFixture {
 protected:
     void SetUp() override {
-        KnowledgeTest::SetUp();
-        if (IsSkipped()) return;
-        auto db = site_->connect();
-        ASSERT_TRUE(db) << db.error().message;
-        db_ = std::move(*db);
-        auto store = GraphStore::open(*db_);
-        ASSERT_TRUE(store) << store.error().message;
-        store_ = std::move(*store);
+        GraphStoreFixture::SetUp();
+        if (IsSkipped() || HasFatalFailure()) return;
         SourceRecord record{"file:///sample.ttl", SourceKind::kFile, {}, 1, {}, {}};
         auto id = store_->register_source(record);
         ASSERT_TRUE(id) << id.error().message;
@@ -67,11 +62,6 @@ protected:
         auto counts = store_->insert(*id, t);
         ASSERT_TRUE(counts) << counts.error().message;
     }
-    void TearDown() override {
-        store_.reset();
-        db_.reset();
-        KnowledgeTest::TearDown();
-    }
 
     json run(const json& body, const AggregateBounds& bounds = {}) {
         auto q = schema::decode_aggregate_query(body);
@@ -83,9 +73,6 @@ protected:
     }
 
     static json slot(const std::string& local) { return "<http://example.org/" + local + ">"; }
-
-    std::unique_ptr<storage::sql::Connection> db_;
-    std::unique_ptr<GraphStore> store_;
 };
 
 std::vector<std::string> labels_of(const json& rows, const std::string& var) {

@@ -12,6 +12,7 @@
 #include "schema/explain_uris.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/knowledge_site.hpp"
+#include "tests/unit/workers/store/graph_store_fixture.hpp"
 #include "tests/unit/workers/store/graph_terms.hpp"
 #include "workers/store/change_trace.hpp"
 #include "workers/store/document_store.hpp"
@@ -29,31 +30,15 @@ SourceRecord file_source(const std::string& name) {
 
 Triple fact(int n) { return make_triple(ex("s" + std::to_string(n)), ex("p"), ex("o")); }
 
-class KnowledgeChangeTest : public store_testing::KnowledgeTest {
+class KnowledgeChangeTest : public testing::GraphStoreFixture {
 protected:
-    void SetUp() override {
-        KnowledgeTest::SetUp();
-        if (IsSkipped()) return;
-        auto db = site_->connect();
-        ASSERT_TRUE(db) << db.error().message;
-        db_ = std::move(*db);
-        auto graph = GraphStore::open(*db_);
-        ASSERT_TRUE(graph) << graph.error().message;
-        graph_ = std::move(*graph);
-    }
-    void TearDown() override {
-        graph_.reset();
-        db_.reset();
-        KnowledgeTest::TearDown();
-    }
-
     // Stages `facts` from `source` under a load of their own and commits it (replacing or not).
     InsertCounts load(const std::string& source, const std::vector<Triple>& facts,
                       KnowledgeChange* change = nullptr) {
         const std::string name = "load-" + std::to_string(++loads_);
-        auto staged = graph_->stage(name, file_source(source), facts);
+        auto staged = store_->stage(name, file_source(source), facts);
         EXPECT_TRUE(staged) << staged.error().message;
-        auto counts = change ? graph_->commit_staged(name, *change) : graph_->commit_staged(name);
+        auto counts = change ? store_->commit_staged(name, *change) : store_->commit_staged(name);
         EXPECT_TRUE(counts) << counts.error().message;
         return counts ? *counts : InsertCounts{};
     }
@@ -67,14 +52,14 @@ protected:
     }
 
     bool stored(const Triple& t) {
-        auto found = graph_->match(TriplePattern{t.s, t.p, t.o, t.graph.value_or("")});
+        auto found = store_->match(TriplePattern{t.s, t.p, t.o, t.graph.value_or("")});
         EXPECT_TRUE(found) << found.error().message;
         return found && !found->empty();
     }
 
     // Sources of a stored fact, by uri.
     std::vector<std::string> sources(const Triple& t) {
-        auto found = graph_->sources_of(t);
+        auto found = store_->sources_of(t);
         EXPECT_TRUE(found) << found.error().message;
         std::vector<std::string> uris;
         if (found) {
@@ -114,8 +99,6 @@ protected:
         ASSERT_TRUE(r) << r.error().message;
     }
 
-    std::unique_ptr<storage::sql::Connection> db_;
-    std::unique_ptr<GraphStore> graph_;
     int loads_ = 0;
 };
 
@@ -149,34 +132,34 @@ TEST_P(KnowledgeChangeTest, ReplaceRemovesDroppedFactsAddsNewOnesAndLeavesUnchan
     EXPECT_EQ(change.used, std::vector<std::string>{"file:///data/a.nt"});
     EXPECT_TRUE(change.removed_listed());
     // s3 has no fact left: its vector must go; s1 keeps its facts.
-    auto s3 = graph_->find_term(ex("s3"));
+    auto s3 = store_->find_term(ex("s3"));
     ASSERT_TRUE(s3 && *s3);
     EXPECT_EQ(change.orphaned_entities, std::vector<std::int64_t>{**s3});
 }
 
 TEST_P(KnowledgeChangeTest, AnEntityStatedAgainAfterAChangeIsIndexedAgain) {
     load("a.nt", {fact(1), fact(2)});
-    auto s2 = graph_->find_term(ex("s2"));
+    auto s2 = store_->find_term(ex("s2"));
     ASSERT_TRUE(s2 && *s2);
     const std::int64_t past_every_id = 1'000'000;  // the index mark is past every entity
-    auto none = graph_->entities_to_index(past_every_id, 10);
+    auto none = store_->entities_to_index(past_every_id, 10);
     ASSERT_TRUE(none) << none.error().message;
     EXPECT_TRUE(none->empty());
     KnowledgeChange change;
     load("a.nt", {fact(1)}, &change);
     EXPECT_EQ(change.orphaned_entities, std::vector<std::int64_t>{**s2});
     // Not stated yet: nothing to embed.
-    auto still_none = graph_->entities_to_index(past_every_id, 10);
+    auto still_none = store_->entities_to_index(past_every_id, 10);
     ASSERT_TRUE(still_none);
     EXPECT_TRUE(still_none->empty());
     load("b.nt", {fact(2)});
-    auto restored = graph_->entities_to_index(past_every_id, 10);
+    auto restored = store_->entities_to_index(past_every_id, 10);
     ASSERT_TRUE(restored) << restored.error().message;
     ASSERT_EQ(restored->size(), 1u);
     EXPECT_EQ((*restored)[0].id, **s2);
     EXPECT_EQ((*restored)[0].term, ex("s2"));
     EXPECT_EQ((*restored)[0].label, "s2");
-    auto once = graph_->entities_to_index(past_every_id, 10);
+    auto once = store_->entities_to_index(past_every_id, 10);
     ASSERT_TRUE(once);
     EXPECT_TRUE(once->empty());
 }
@@ -211,10 +194,10 @@ TEST_P(KnowledgeChangeTest, EachFileOfAReplacingLoadReplacesItsOwnSource) {
     log_quad_deletes();
     // One load of both files: fact 1 moves from a to b, fact 2 and fact 3 go, fact 4 comes.
     const std::string name = "load-both";
-    ASSERT_TRUE(graph_->stage(name, file_source("a.nt"), std::vector<Triple>{fact(4)}));
-    ASSERT_TRUE(graph_->stage(name, file_source("b.nt"), std::vector<Triple>{fact(1)}));
+    ASSERT_TRUE(store_->stage(name, file_source("a.nt"), std::vector<Triple>{fact(4)}));
+    ASSERT_TRUE(store_->stage(name, file_source("b.nt"), std::vector<Triple>{fact(1)}));
     KnowledgeChange change;
-    auto committed = graph_->commit_staged(name, change);
+    auto committed = store_->commit_staged(name, change);
     ASSERT_TRUE(committed) << committed.error().message;
     EXPECT_TRUE(stored(fact(1)));
     EXPECT_FALSE(stored(fact(2)));
@@ -242,9 +225,9 @@ TEST_P(KnowledgeChangeTest, AFailedReplaceLeavesTheOldState) {
     load("a.nt", {fact(1), fact(2), fact(3)});
     refuse_pos_inserts();
     const std::string name = "load-failing";
-    ASSERT_TRUE(graph_->stage(name, file_source("a.nt"), std::vector<Triple>{fact(1), fact(4)}));
+    ASSERT_TRUE(store_->stage(name, file_source("a.nt"), std::vector<Triple>{fact(1), fact(4)}));
     KnowledgeChange change;
-    auto committed = graph_->commit_staged(name, change);
+    auto committed = store_->commit_staged(name, change);
     ASSERT_FALSE(committed);
     // The retraction ran in the commit's transaction: it rolled back with it.
     EXPECT_TRUE(stored(fact(2)));
@@ -257,7 +240,7 @@ TEST_P(KnowledgeChangeTest, AFailedReplaceLeavesTheOldState) {
 TEST_P(KnowledgeChangeTest, ForgetSourceRemovesItsFactsAndItsRecord) {
     load("a.nt", {fact(1), fact(2)});
     load("b.nt", {fact(2), fact(3)});
-    auto change = graph_->forget_source("file:///data/a.nt");
+    auto change = store_->forget_source("file:///data/a.nt");
     ASSERT_TRUE(change) << change.error().message;
     EXPECT_FALSE(stored(fact(1)));
     EXPECT_TRUE(stored(fact(2)));
@@ -267,7 +250,7 @@ TEST_P(KnowledgeChangeTest, ForgetSourceRemovesItsFactsAndItsRecord) {
     EXPECT_EQ(change->facts_kept, 1u);
     EXPECT_EQ(change->removed_sources, std::vector<std::string>{"file:///data/a.nt"});
     EXPECT_EQ(count("SELECT count(*) FROM graph_sources WHERE uri = 'file:///data/a.nt'"), 0);
-    auto again = graph_->forget_source("file:///data/a.nt");
+    auto again = store_->forget_source("file:///data/a.nt");
     ASSERT_FALSE(again);
     EXPECT_EQ(again.error().type, base::ErrorType::kNotFound);
     EXPECT_TRUE(stored(fact(3)));
@@ -278,7 +261,7 @@ TEST_P(KnowledgeChangeTest, ForgetFactRemovesItWithEverySource) {
         make_triple(ex("s9"), ex("p"), lang_literal("x", "en"), "http://example.org/g");
     load("a.nt", {fact(1), named});
     load("b.nt", {fact(1)});
-    auto change = graph_->forget_fact(fact(1));
+    auto change = store_->forget_fact(fact(1));
     ASSERT_TRUE(change) << change.error().message;
     EXPECT_FALSE(stored(fact(1)));
     EXPECT_EQ(count("SELECT count(*) FROM graph_fact_sources"), 0);
@@ -288,13 +271,13 @@ TEST_P(KnowledgeChangeTest, ForgetFactRemovesItWithEverySource) {
     // A fact in a named graph is that graph's: the same triple in the default graph is not it.
     Triple in_default = named;
     in_default.graph.reset();
-    auto missing = graph_->forget_fact(in_default);
+    auto missing = store_->forget_fact(in_default);
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().type, base::ErrorType::kNotFound);
-    auto unknown_term = graph_->forget_fact(make_triple(ex("never"), ex("p"), ex("o")));
+    auto unknown_term = store_->forget_fact(make_triple(ex("never"), ex("p"), ex("o")));
     ASSERT_FALSE(unknown_term);
     EXPECT_EQ(unknown_term.error().type, base::ErrorType::kNotFound);
-    auto in_graph = graph_->forget_fact(named);
+    auto in_graph = store_->forget_fact(named);
     ASSERT_TRUE(in_graph) << in_graph.error().message;
     ASSERT_EQ(in_graph->removed.size(), 1u);
     EXPECT_EQ(in_graph->removed[0].fact, named);
@@ -315,11 +298,11 @@ TEST_P(KnowledgeChangeTest, ForgetDocumentRemovesItsChunksFactsAndSources) {
     auto put = (*documents)->put(doc, chunks);
     ASSERT_TRUE(put) << put.error().message;
     SourceRecord chunk{chunk_uri(doc.uri, 1), SourceKind::kChunk, doc.uri, 2, "", ""};
-    auto chunk_id = graph_->register_source(chunk);
+    auto chunk_id = store_->register_source(chunk);
     ASSERT_TRUE(chunk_id);
-    ASSERT_TRUE(graph_->insert(*chunk_id, std::vector<Triple>{fact(7)}));
+    ASSERT_TRUE(store_->insert(*chunk_id, std::vector<Triple>{fact(7)}));
     load("a.nt", {fact(8)});
-    auto change = graph_->forget_document(doc.uri);
+    auto change = store_->forget_document(doc.uri);
     ASSERT_TRUE(change) << change.error().message;
     EXPECT_FALSE(stored(fact(7)));
     EXPECT_TRUE(stored(fact(8)));
@@ -331,7 +314,7 @@ TEST_P(KnowledgeChangeTest, ForgetDocumentRemovesItsChunksFactsAndSources) {
     EXPECT_EQ(change->removed_chunks, put->chunk_rowids);
     EXPECT_EQ(change->removed_sources,
               (std::vector<std::string>{doc.uri, chunk_uri(doc.uri, 0), chunk_uri(doc.uri, 1)}));
-    auto again = graph_->forget_document(doc.uri);
+    auto again = store_->forget_document(doc.uri);
     ASSERT_FALSE(again);
     EXPECT_EQ(again.error().type, base::ErrorType::kNotFound);
 }
