@@ -67,19 +67,14 @@ void learn(Change& c, const schema::Triple& t) {
 template <typename Fn>
 Result<void> each_triple(Connection& db, std::int64_t session, Fn&& fn) {
     TripleBlobReader reader;
-    return each_stored_record(
-        db, reader, session, [&](std::int64_t, const StoredTriple& record) -> Result<bool> {
-            auto parsed = schema::parse_untrusted_json(record.triple);
-            if (!parsed) return true;
-            json value = std::move(parsed).value();
-            if (record.text_id && value.contains("o") && value["o"].is_object()) {
-                auto text = stored_text(db, *record.text_id);
-                if (!text) return text.error();
-                if (*text) value["o"]["v"] = std::move(**text);
-            }
-            if (auto triple = schema::decode_triple(value); triple) fn(*triple);
-            return true;
-        });
+    return each_stored_record(db, reader, session,
+                              [&](std::int64_t, const StoredTriple& record) -> Result<bool> {
+                                  auto value = triple_json(db, record);
+                                  if (!value) return value.error();
+                                  if (auto triple = schema::decode_triple(*value); triple)
+                                      fn(*triple);
+                                  return true;
+                              });
 }
 
 // The change run's stored triples read back.

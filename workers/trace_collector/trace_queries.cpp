@@ -163,19 +163,6 @@ void bind_all(Statement& q, const std::vector<Binding>& bindings) {
     }
 }
 
-// A stored triple record as JSON, its stored text re-inlined into its object.
-Result<json> triple_json(Connection& db, const StoredTriple& record) {
-    // Stored text, read as untrusted as it arrived: a damaged file must not cost the stack.
-    auto read = schema::parse_untrusted_json(record.triple);
-    json t = read ? std::move(read).value() : json();
-    if (!record.text_id) return t;
-    auto text = detail::stored_text(db, *record.text_id);
-    if (!text) return text.error();
-    if (*text && t.is_object() && t.contains("o") && t["o"].is_object())
-        t["o"]["v"] = std::move(**text);
-    return t;
-}
-
 // A list cursor: "<started>.<id>" of the last session a page listed.
 std::string make_cursor(std::int64_t started, std::int64_t id) {
     return std::to_string(started) + "." + std::to_string(id);
@@ -521,7 +508,7 @@ Result<void> each_stored_triple(Connection& db, TripleBlobReader& reader, std::i
                                 Fn&& fn) {
     return detail::each_stored_record(
         db, reader, session, [&](std::int64_t seq, const StoredTriple& record) -> Result<bool> {
-            auto triple = triple_json(db, record);
+            auto triple = detail::triple_json(db, record);
             if (!triple) return triple.error();
             return fn(seq, std::move(triple).value());
         });
@@ -747,6 +734,19 @@ Result<std::int64_t> TraceStore::stored_bytes() {
 }
 
 namespace detail {
+
+// A stored triple record as JSON, its stored text re-inlined into its object.
+Result<json> triple_json(Connection& db, const StoredTriple& record) {
+    // Stored text, read as untrusted as it arrived: a damaged file must not cost the stack.
+    auto read = schema::parse_untrusted_json(record.triple);
+    json t = read ? std::move(read).value() : json();
+    if (!record.text_id) return t;
+    auto text = stored_text(db, *record.text_id);
+    if (!text) return text.error();
+    if (*text && t.is_object() && t.contains("o") && t["o"].is_object())
+        t["o"]["v"] = std::move(**text);
+    return t;
+}
 
 Result<std::optional<std::string>> stored_text(Connection& db, std::int64_t id) {
     auto q = db.prepare("SELECT body FROM texts WHERE id = ?1");

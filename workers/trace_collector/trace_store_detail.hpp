@@ -57,6 +57,10 @@ inline std::int64_t to_ms(WallClock::time_point time) {
 // stored with).
 base::Result<std::optional<std::string>> stored_text(storage::sql::Connection& db, std::int64_t id);
 
+// A stored triple record as JSON, its stored text re-inlined into its object (a record that does
+// not parse gives null).
+base::Result<nlohmann::json> triple_json(storage::sql::Connection& db, const StoredTriple& record);
+
 // Each stored triple record of session row `session`, in (seq, order) order: fn(seq, record)
 // returns base::Result<bool> (false stops); the record's views last until fn returns. A blob
 // that does not decode is Internal, naming the event.
