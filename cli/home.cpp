@@ -35,18 +35,21 @@ std::filesystem::path resolve_home(std::string_view cli_home) {
     return std::filesystem::path(".glassbox");
 }
 
-Result<void> save_endpoints_state(const std::filesystem::path& home, const BoundEndpoints& bound) {
+Result<void> save_endpoints_state(const std::filesystem::path& home, const BoundEndpoints& bound,
+                                  const StateSettings& more) {
     if (auto made = base::ensure_home_folder(home); !made) return made;
     if (auto made = base::ensure_owner_only_folder(home / "run"); !made) return made;
-    const nlohmann::json state{{"broker.endpoint", bound.broker},
-                               {"broker.pub_endpoint", bound.pub},
-                               {"pid", static_cast<long>(::getpid())}};
+    nlohmann::json state{{"broker.endpoint", bound.broker},
+                         {"broker.pub_endpoint", bound.pub},
+                         {"pid", static_cast<long>(::getpid())}};
+    for (const auto& [key, text] : more) state[key] = text;
     // Owner-only (0600), through a sibling and a rename: a reader never sees half a file.
     return base::write_owner_only_file(endpoints_state_path(home), state.dump(2) + "\n");
 }
 
-bool write_endpoints_state(const std::filesystem::path& home, const BoundEndpoints& bound) {
-    auto saved = save_endpoints_state(home, bound);
+bool write_endpoints_state(const std::filesystem::path& home, const BoundEndpoints& bound,
+                           const StateSettings& more) {
+    auto saved = save_endpoints_state(home, bound, more);
     if (!saved) {
         base::component_logger("up")->warn("event=endpoints_state_not_written error=\"{}\"",
                                            saved.error().describe());

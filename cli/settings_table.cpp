@@ -20,6 +20,9 @@ constexpr std::int64_t kNoMax = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kHourMs = 3'600'000;
 constexpr std::int64_t kDayMs = 86'400'000;
 
+// A password: "***" unless empty (an empty one stays visible: nothing is set).
+std::string masked_secret(std::string_view text) { return text.empty() ? std::string() : "***"; }
+
 std::vector<Setting> glassbox_settings() {
     return {
         // Endpoints: the broker binds them; clients and workers connect to them.
@@ -380,6 +383,30 @@ std::vector<Setting> glassbox_settings() {
                      "postgres: a read-only connection string for the trace store's queries (a "
                      "replica; empty: storage.postgres_dsn)"),
 
+        // SPARQL 1.1 over traces and knowledge (docs/sparql.md). No flags: the password would show
+        // to `ps`; `glassbox up` writes the engine it starts into the home's runtime state.
+        choice_setting("sparql.engine", "", {"", "virtuoso"},
+                       "virtuoso: `glassbox up` starts Virtuoso Open Source in <home>/virtuoso and "
+                       "sets the other sparql.* keys for its processes (empty: none)"),
+        text_setting("sparql.endpoint", "",
+                     "SPARQL 1.1 Protocol query URL, e.g. http://127.0.0.1:8890/sparql (empty: "
+                     "no engine; traces and collections are not mirrored)"),
+        text_setting("sparql.graph_store", "",
+                     "SPARQL 1.1 Graph Store HTTP Protocol URL the mirrors write to (Virtuoso: "
+                     "http://HOST:PORT/sparql-graph-crud-auth)"),
+        text_setting("sparql.user", "", "User of the Graph Store writes (HTTP digest or basic)"),
+        text_setting("sparql.password", "",
+                     "Password of sparql.user (shown masked; kept in the runtime state when `up` "
+                     "starts the engine)"),
+        integer_setting("sparql.timeout_ms", 30'000, 1, kHourMs,
+                        "One SPARQL query's bound, sent to the engine and used on the wire"),
+        integer_setting(
+            "sparql.port", 0, 0, 65'535,
+            "HTTP port of the Virtuoso `glassbox up` starts, on 127.0.0.1 (0: any free)"),
+        integer_setting("sparql.mirror_interval_ms", 1'000, 10, kHourMs,
+                        "How often a mirror looks for work when idle, and retries an engine that "
+                        "is down"),
+
         // Logs.
         choice_setting("log.level", "info",
                        {"trace", "debug", "info", "warn", "error", "critical", "off"},
@@ -399,6 +426,7 @@ const std::vector<SettingRule>& settings_rules() {
          std::string(kConnectionStringValues)},
         {"storage.postgres_read_dsn", storage::masked_dsn, connection_string_problem,
          std::string(kConnectionStringValues)},
+        {"sparql.password", masked_secret, nullptr, {}},
     };
     return rules;
 }

@@ -24,6 +24,7 @@
 #include "cli/program.hpp"
 #include "cli/settings.hpp"
 #include "cli/up_plan.hpp"
+#include "cli/virtuoso_up.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -246,7 +247,15 @@ fs::path prepare_home(const UpOptions& options, const UpPlan& plan) {
 // Written to the home's runtime state; nullopt when a stop signal came first.
 std::optional<BrokerEndpoints> broker_of(const UpPlan& plan, ProcessSupervisor& supervisor,
                                          const fs::path& home, const std::string& self,
-                                         const sigset_t& stop_signals) {
+                                         const sigset_t& stop_signals,
+                                         const std::optional<http::SparqlConfig>& sparql) {
+    StateSettings more;
+    if (sparql) {
+        more = {{"sparql.endpoint", sparql->query_url},
+                {"sparql.graph_store", sparql->graph_store_url},
+                {"sparql.user", sparql->user},
+                {"sparql.password", sparql->password}};
+    }
     BrokerEndpoints endpoints;
     if (plan.broker) {
         auto started = start_broker(supervisor, home, self, stop_signals);
@@ -255,12 +264,13 @@ std::optional<BrokerEndpoints> broker_of(const UpPlan& plan, ProcessSupervisor& 
         // Runtime state, not configuration: clients on this machine find the broker through it
         // unless <home>/config.toml, the environment or a flag names another
         // (docs/configuration.md).
-        cli::write_endpoints_state(home,
-                                   cli::BoundEndpoints{endpoints.endpoint, endpoints.pub_endpoint});
+        cli::write_endpoints_state(
+            home, cli::BoundEndpoints{endpoints.endpoint, endpoints.pub_endpoint}, more);
     } else {
         endpoints.endpoint = settings().text("broker.endpoint");
         cli::write_endpoints_state(
-            home, cli::BoundEndpoints{endpoints.endpoint, settings().text("broker.pub_endpoint")});
+            home, cli::BoundEndpoints{endpoints.endpoint, settings().text("broker.pub_endpoint")},
+            more);
     }
     return endpoints;
 }
@@ -296,6 +306,7 @@ bool start_gateway(ProcessSupervisor& supervisor, const fs::path& home, const st
 void write_up_ready_file(const UpOptions& options, const UpPlan& plan,
                          const BrokerEndpoints& endpoints, const fs::path& home,
                          const std::optional<std::string>& gateway_url,
+                         const std::optional<http::SparqlConfig>& sparql,
                          ProcessSupervisor& supervisor) {
     nlohmann::json services = nlohmann::json::array();
     for (const auto& worker : plan.workers) services.push_back(worker.name);
@@ -306,6 +317,7 @@ void write_up_ready_file(const UpOptions& options, const UpPlan& plan,
                             {"pid", static_cast<long>(getpid())}};
     if (plan.broker) ready["pub_endpoint"] = endpoints.pub_endpoint;
     if (gateway_url) ready["gateway"] = *gateway_url;
+    if (sparql) ready["sparql"] = sparql->query_url;
     if (!options.ready_file.empty()) {
         if (auto written = base::write_owner_only_file(options.ready_file, ready.dump() + "\n");
             !written) {
@@ -317,7 +329,8 @@ void write_up_ready_file(const UpOptions& options, const UpPlan& plan,
 
 // What is up, its security and where the viewer is, for the user.
 void print_up(const UpPlan& plan, const BrokerEndpoints& endpoints, const fs::path& home,
-              const std::optional<std::string>& gateway_url) {
+              const std::optional<std::string>& gateway_url,
+              const std::optional<http::SparqlConfig>& sparql) {
     if (plan.broker) {
         std::cout << "glassbox is up: broker " << endpoints.endpoint << ", explain topic "
                   << endpoints.pub_endpoint;
@@ -337,6 +350,10 @@ void print_up(const UpPlan& plan, const BrokerEndpoints& endpoints, const fs::pa
         std::cout << "security: CURVE, with the keys in " << keys_folder(home).string()
                   << std::endl;
     }
+    if (sparql) {
+        std::cout << "SPARQL: " << sparql->query_url << " (Virtuoso in "
+                  << (home / "virtuoso").string() << ", docs/sparql.md)" << std::endl;
+    }
     if (gateway_url) {
         std::cout << "viewer and HTTP API: " << *gateway_url << "/" << std::endl;
     } else if (plan.gateway) {
@@ -353,7 +370,21 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
     const std::string self = own->string();
     ProcessSupervisor supervisor{SupervisorConfig{}};
 
-    const auto endpoints = broker_of(plan, supervisor, home, self, stop_signals);
+    // The SPARQL engine first: the collector and the store find it in the runtime state.
+    std::optional<http::SparqlConfig> sparql;
+    if (plan.broker && settings().text("sparql.engine") == "virtuoso") {
+        auto started = start_virtuoso(supervisor, home, stop_signals);
+        if (!started) {
+            supervisor.stop_all();
+            fail_up(started.error());
+        }
+        if (!*started) {
+            supervisor.stop_all();
+            return;
+        }
+        sparql = std::move(**started);
+    }
+    const auto endpoints = broker_of(plan, supervisor, home, self, stop_signals, sparql);
     if (!endpoints) return;
     for (const auto& worker : plan.workers) {
         start_or_fail(supervisor,
@@ -364,8 +395,8 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
     if (plan.gateway &&
         !start_gateway(supervisor, home, self, endpoints->endpoint, stop_signals, gateway_url))
         return;
-    write_up_ready_file(options, plan, *endpoints, home, gateway_url, supervisor);
-    print_up(plan, *endpoints, home, gateway_url);
+    write_up_ready_file(options, plan, *endpoints, home, gateway_url, sparql, supervisor);
+    print_up(plan, *endpoints, home, gateway_url, sparql);
 
     while (!supervisor.supervise_once(std::chrono::milliseconds{500}, stop_signals)) {
     }

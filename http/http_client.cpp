@@ -187,12 +187,11 @@ extern "C" int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_
     return 0;
 }
 
-enum class Method { kGet, kPost };
-
 // How one attempt ended, and whether another may follow.
 struct Attempt {
     std::optional<HttpResponse> response;  // set on success
     std::optional<Error> error;
+    std::optional<HttpResponse> error_response;  // the non-2xx answer behind `error`, if any
     bool retryable = false;
     std::optional<milliseconds> retry_after;
 };
@@ -321,10 +320,9 @@ namespace {
 
 // The options of one attempt: the request, its bounds (`remaining` ms of the deadline) and the
 // callbacks filling `t`.
-void set_attempt_options(CURL* handle, Method method, const std::string& url,
-                         const std::string& body, const curl_slist* headers,
+void set_attempt_options(CURL* handle, const HttpRequest& request, const curl_slist* headers,
                          const HttpOptions& options, long long remaining, Transfer& t) {
-    curl().easy_setopt(handle, CURLOPT_URL, url.c_str());
+    curl().easy_setopt(handle, CURLOPT_URL, request.url.c_str());
     curl().easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     curl().easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
     curl().easy_setopt(handle, CURLOPT_USERAGENT, options.user_agent.c_str());
@@ -335,13 +333,21 @@ void set_attempt_options(CURL* handle, Method method, const std::string& url,
     curl().easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
     curl().easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);  // a redirected POST is a config error
     if (t.on_chunk == nullptr) curl().easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
-    if (method == Method::kPost) {
+    const std::string& method = request.method;
+    if (method == "POST" || method == "PUT" || (method == "DELETE" && !request.body.empty())) {
         curl().easy_setopt(handle, CURLOPT_POST, 1L);
-        curl().easy_setopt(handle, CURLOPT_POSTFIELDS, body.data());
+        curl().easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.data());
         curl().easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
-                           static_cast<curl_off_t>(body.size()));
+                           static_cast<curl_off_t>(request.body.size()));
     } else {
         curl().easy_setopt(handle, CURLOPT_HTTPGET, 1L);
+    }
+    if (method != "GET" && method != "POST")
+        curl().easy_setopt(handle, CURLOPT_CUSTOMREQUEST, method.c_str());
+    if (!request.user.empty()) {
+        curl().easy_setopt(handle, CURLOPT_HTTPAUTH, static_cast<unsigned long>(CURLAUTH_ANY));
+        curl().easy_setopt(handle, CURLOPT_USERNAME, request.user.c_str());
+        curl().easy_setopt(handle, CURLOPT_PASSWORD, request.password.c_str());
     }
     curl().easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
     curl().easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_write);
@@ -364,10 +370,11 @@ Attempt answered(long status, Transfer& t, const std::string& url) {
     attempt.error =
         make_error(ErrorType::kUpstreamError, detail::describe_http_error(status, url, t.body));
     attempt.retryable = retryable_status(status) && !t.delivered;
-    HttpResponse response{status, std::move(t.headers), {}};
+    HttpResponse response{status, std::move(t.headers), std::move(t.body)};
     if (const auto value = response.header("retry-after")) {
         attempt.retry_after = detail::parse_retry_after(*value, std::chrono::system_clock::now());
     }
+    attempt.error_response = std::move(response);
     return attempt;
 }
 
@@ -431,9 +438,10 @@ Attempt failed_transfer(CURLcode rc, const char* curl_error, const Transfer& t,
     }
 }
 
-Attempt perform(CURL* handle, Method method, const std::string& url, const std::string& body,
-                const curl_slist* headers, const HttpOptions& options, Clock::time_point deadline,
+Attempt perform(CURL* handle, const HttpRequest& request, const curl_slist* headers,
+                const HttpOptions& options, Clock::time_point deadline,
                 const ChunkCallback* on_chunk, const CallOptions& call) {
+    const std::string& url = request.url;
     // Rounded up: curl should not give up before the caller's deadline has really passed.
     const auto remaining =
         std::max<long long>(std::chrono::ceil<milliseconds>(deadline - Clock::now()).count(), 1);
@@ -442,7 +450,7 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
     t.max_bytes = options.max_response_bytes;
     t.on_chunk = on_chunk;
     t.cancelled = &call.cancelled;
-    set_attempt_options(handle, method, url, body, headers, options, remaining, t);
+    set_attempt_options(handle, request, headers, options, remaining, t);
     char curl_error[CURL_ERROR_SIZE] = {};
     curl().easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
 
@@ -463,6 +471,20 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
 
 }  // namespace
 
+namespace {
+
+HttpRequest json_post(const std::string& url, const nlohmann::json& body, const Headers& headers) {
+    HttpRequest request;
+    request.method = "POST";
+    request.url = url;
+    request.content_type = "application/json";
+    request.body = schema::dump(body);
+    request.headers = headers;
+    return request;
+}
+
+}  // namespace
+
 HttpClient::HttpClient(HttpOptions options)
     : options_(std::move(options)), pool_(std::make_unique<Pool>()) {
     (void)curl();  // loads and initialises libcurl now, so a missing one fails here
@@ -470,13 +492,17 @@ HttpClient::HttpClient(HttpOptions options)
 
 HttpClient::~HttpClient() = default;
 
-base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
-                                            const std::string& body, const Headers& extra,
+base::Result<HttpResponse> HttpClient::send(const HttpRequest& request,
                                             const ChunkCallback* on_chunk,
                                             const CallOptions& call) {
     const HttpOptions& options = options_;
     Pool& pool = *pool_;
-    const Method method = post ? Method::kPost : Method::kGet;
+    const std::string& url = request.url;
+    if (request.method != "GET" && request.method != "POST" && request.method != "PUT" &&
+        request.method != "DELETE") {
+        return make_error(ErrorType::kInvalidRequest,
+                          "HTTP method \"" + request.method + "\" is not supported");
+    }
     const auto start = Clock::now();
     auto deadline = start + options.timeout;
     if (call.deadline && *call.deadline < deadline) deadline = *call.deadline;
@@ -488,10 +514,10 @@ base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
         (void)headers.release();
         headers.reset(next);
     };
-    if (method == Method::kPost) append("Content-Type: application/json");
-    append(on_chunk != nullptr ? "Accept: text/event-stream" : "Accept: application/json");
+    if (!request.content_type.empty()) append("Content-Type: " + request.content_type);
+    if (!request.accept.empty()) append("Accept: " + request.accept);
     append("Expect:");  // no 100-continue round trip before larger bodies
-    for (const auto& [name, value] : extra) {
+    for (const auto& [name, value] : request.headers) {
         if (name.find_first_of(":\r\n") != std::string::npos ||
             value.find_first_of("\r\n") != std::string::npos) {
             return make_error(ErrorType::kInvalidRequest,
@@ -511,12 +537,16 @@ base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
         Attempt attempt;
         {
             CurlEasy handle = pool.acquire();
-            attempt = perform(handle.get(), method, url, body, headers.get(), options, deadline,
-                              on_chunk, call);
+            attempt =
+                perform(handle.get(), request, headers.get(), options, deadline, on_chunk, call);
             pool.release(std::move(handle));
         }
         if (attempt.response) return std::move(*attempt.response);
         Error error = std::move(*attempt.error);
+        if (request.http_errors_as_responses && attempt.error_response &&
+            (!attempt.retryable || retry >= max_retries)) {
+            return std::move(*attempt.error_response);
+        }
         if (!attempt.retryable) return error;
         if (retry >= max_retries) {
             if (max_retries > 0)
@@ -547,7 +577,7 @@ base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
 
 base::Result<HttpResponse> HttpClient::post_json(const std::string& url, const nlohmann::json& body,
                                                  const Headers& headers, const CallOptions& call) {
-    return send(true, url, schema::dump(body), headers, nullptr, call);
+    return send(json_post(url, body, headers), nullptr, call);
 }
 
 base::Result<HttpResponse> HttpClient::post_stream(const std::string& url,
@@ -557,12 +587,22 @@ base::Result<HttpResponse> HttpClient::post_stream(const std::string& url,
                                                    const CallOptions& call) {
     if (!on_chunk)
         return make_error(ErrorType::kInvalidRequest, "post_stream needs a chunk callback");
-    return send(true, url, schema::dump(body), headers, &on_chunk, call);
+    HttpRequest request = json_post(url, body, headers);
+    request.accept = "text/event-stream";
+    return send(request, &on_chunk, call);
 }
 
 base::Result<HttpResponse> HttpClient::get(const std::string& url, const Headers& headers,
                                            const CallOptions& call) {
-    return send(false, url, std::string(), headers, nullptr, call);
+    HttpRequest request;
+    request.url = url;
+    request.headers = headers;
+    return send(request, nullptr, call);
+}
+
+base::Result<HttpResponse> HttpClient::request(const HttpRequest& request,
+                                               const CallOptions& call) {
+    return send(request, nullptr, call);
 }
 
 }  // namespace glassbox::http

@@ -60,6 +60,23 @@ struct CallOptions {
     std::function<bool()> cancelled;
 };
 
+// A request of any method (HttpClient::request): the general form of post_json and get.
+struct HttpRequest {
+    std::string method = "GET";  // GET, POST, PUT or DELETE
+    std::string url;
+    std::string content_type;  // of `body`; empty: no Content-Type header
+    std::string body;          // sent with POST and PUT (and DELETE when not empty)
+    std::string accept = "application/json";
+    Headers headers;
+    // HTTP authentication when `user` is not empty: digest or basic, whichever the server asks
+    // for (curl's CURLAUTH_ANY). Never logged.
+    std::string user;
+    std::string password;
+    // A non-2xx final answer (after the retries that apply) is returned as a response, its body
+    // whole, instead of kUpstreamError: for callers that read the server's own error text.
+    bool http_errors_as_responses = false;
+};
+
 // What a stream callback wants next.
 enum class StreamControl { kContinue, kStop };
 
@@ -100,13 +117,16 @@ public:
     base::Result<HttpResponse> get(const std::string& url, const Headers& headers = {},
                                    const CallOptions& call = {});
 
+    // Any method, content type, accept type and authentication; a 2xx answer with its body, else
+    // a typed error (or the answer itself with http_errors_as_responses). Same retries.
+    base::Result<HttpResponse> request(const HttpRequest& request, const CallOptions& call = {});
+
     const HttpOptions& options() const noexcept { return options_; }
 
     struct Pool;  // curl handles (implementation detail, kept out of this header)
 
 private:
-    base::Result<HttpResponse> send(bool post, const std::string& url, const std::string& body,
-                                    const Headers& headers, const ChunkCallback* on_chunk,
+    base::Result<HttpResponse> send(const HttpRequest& request, const ChunkCallback* on_chunk,
                                     const CallOptions& call);
 
     HttpOptions options_;
