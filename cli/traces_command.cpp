@@ -21,7 +21,6 @@
 #include "cli/trace_labels.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/messages_trace.hpp"
-#include "schema/nquads.hpp"
 #include "schema/services.hpp"
 #include "schema/vocabulary.hpp"
 #include "workers/trace_collector/trace_service.hpp"
@@ -166,50 +165,6 @@ std::string affected_lines(const schema::TraceDetail& trace) {
     return out;
 }
 
-// The invalidations as PROV, in their own named graph (urn:graph:invalidation) beside the
-// trace's: each change an activity, the run's answer (its last step) and the removed sources
-// prov:wasInvalidatedBy it, each removed fact a statement invalidated by it. The stored trace
-// itself is never rewritten.
-std::vector<schema::Triple> invalidation_triples(const schema::TraceDetail& trace) {
-    namespace v = schema::vocab;
-    const std::string graph = "urn:graph:invalidation";
-    std::vector<schema::Triple> out;
-    const auto add = [&](schema::Term s, std::string_view p, schema::Term o) {
-        out.push_back(schema::make_triple(std::move(s), schema::iri(p), std::move(o), graph));
-    };
-    const std::string answer =
-        trace.events.empty() ? trace.session.session : trace.events.back().explain_id;
-    std::size_t node = 0;
-    for (const auto& a : trace.affected) {
-        const auto change = schema::iri(a.change);
-        add(change, v::kRdfType, schema::iri(v::kProvActivity));
-        add(change, v::kRdfType, schema::iri(v::kKnowledgeChange));
-        if (!a.kind.empty()) add(change, v::kChangeKind, schema::literal(a.kind));
-        if (!a.at.empty()) add(change, v::kProvEndedAtTime, schema::xsd_datetime(a.at));
-        add(schema::iri(answer), v::kProvWasInvalidatedBy, change);
-        for (const auto& src : a.sources) add(schema::iri(src), v::kProvWasInvalidatedBy, change);
-        for (const auto& f : a.facts) {
-            auto parsed = schema::parse_nquads_line(f + " .", 1);
-            if (!parsed || !*parsed) continue;
-            const auto r = schema::blank("invalidated" + std::to_string(node++));
-            add(r, v::kRdfType, schema::iri(v::kRdfStatement));
-            add(r, v::kRdfSubject, (*parsed)->s);
-            add(r, v::kRdfPredicate, (*parsed)->p);
-            add(r, v::kRdfObject, (*parsed)->o);
-            add(r, v::kProvWasInvalidatedBy, change);
-        }
-    }
-    return out;
-}
-
-// The trace's triples, then its invalidations' (invalidation_triples).
-std::vector<schema::Triple> shown_triples(const schema::TraceDetail& trace) {
-    auto triples = traces::trace_triples(trace);
-    auto more = invalidation_triples(trace);
-    triples.insert(triples.end(), more.begin(), more.end());
-    return triples;
-}
-
 struct ShowOptions {
     ClientOptions client;
     std::string id;
@@ -245,16 +200,17 @@ void run_show(const ShowOptions& options) {
             break;
         }
         case traces::TraceFormat::kTurtle:
-            std::cout << traces::render_turtle(shown_triples(*trace));
+            std::cout << traces::render_turtle(schema::rdf::shown_triples(*trace));
             break;
         case traces::TraceFormat::kNTriples:
-            std::cout << traces::render_ntriples(shown_triples(*trace));
+            std::cout << traces::render_ntriples(schema::rdf::shown_triples(*trace));
             break;
         case traces::TraceFormat::kNQuads:
-            std::cout << traces::render_nquads(shown_triples(*trace));
+            std::cout << traces::render_nquads(schema::rdf::shown_triples(*trace));
             break;
         case traces::TraceFormat::kJsonLd:
-            std::cout << dump_json(traces::render_jsonld(shown_triples(*trace)), 2) << '\n';
+            std::cout << dump_json(traces::render_jsonld(schema::rdf::shown_triples(*trace)), 2)
+                      << '\n';
             break;
         case traces::TraceFormat::kJson:
             break;
@@ -450,6 +406,15 @@ std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) 
         rows.push_back({"prune failures", {with_commas(r->failures)}});
         rows.push_back({"last prune error", {r->last_error.empty() ? "-" : r->last_error}});
     }
+    if (const auto& m = stats.sparql_mirror; m && (m->configured || m->pending > 0)) {
+        rows.push_back({"SPARQL mirror", {}});
+        rows.push_back({"configured", {m->configured ? "yes" : "no"}});
+        rows.push_back({"runs waiting", {count(m->pending)}});
+        rows.push_back({"graphs written", {with_commas(m->mirrored)}});
+        rows.push_back({"write failures", {with_commas(m->failures)}});
+        rows.push_back({"last write error", {m->last_error.empty() ? "-" : m->last_error}});
+        rows.push_back({"watermark", {base::format_xsd_datetime_ms(m->watermark)}});
+    }
     return rows;
 }
 
@@ -504,6 +469,26 @@ void run_pin(const PinOptions& options, bool pinned) {
     if (!result) exit_with_error(result.error());
     std::cout << (result->pinned ? "Pinned " : "Unpinned ") << result->session
               << (result->pinned ? " (never pruned)" : "") << '\n'
+              << std::flush;
+}
+
+// `traces mirror --all`: queues every ended top-level run for the SPARQL mirror.
+struct MirrorOptions {
+    ClientOptions client;
+    bool all = false;
+};
+
+void run_mirror(const MirrorOptions& options) {
+    const json reply = call_trace(options.client, json{{"op", "mirror"}, {"all", options.all}});
+    if (options.client.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    const auto queued = reply.is_object() ? reply.find("queued") : reply.end();
+    if (queued == reply.end() || !queued->is_number_integer())
+        exit_with_error(make_error(ErrorType::kInternal, "the mirror reply has no \"queued\""));
+    std::cout << "Queued " << count(queued->get<std::int64_t>())
+              << " traces for the SPARQL mirror\n"
               << std::flush;
 }
 
@@ -646,6 +631,15 @@ void add_tail_export_stats(CLI::App& traces_cmd) {
         "size",
         run_stats);
     add_client_options(*stats_cmd, *stats);
+
+    auto [mirror_cmd, mirror] = add_command<MirrorOptions>(
+        traces_cmd, "mirror",
+        "Queue every ended trace for the SPARQL mirror (traces stored while no engine was "
+        "configured; docs/traces.md)",
+        run_mirror);
+    mirror_cmd->add_flag("--all", mirror->all, "Every ended top-level trace (required)")
+        ->required();
+    add_client_options(*mirror_cmd, mirror->client);
 }
 
 }  // namespace

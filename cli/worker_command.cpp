@@ -2,13 +2,16 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -21,14 +24,17 @@
 #include "cli/commands.hpp"
 #include "cli/home.hpp"
 #include "cli/settings.hpp"
+#include "cli/sparql_settings.hpp"
 #include "cli/storage_choice.hpp"
 #include "cli/worker_support.hpp"
+#include "http/sparql_client.hpp"
 #include "schema/services.hpp"
 #include "schema/untrusted_json.hpp"
 #include "workers/echo/echo_service.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/trace_collector/collector.hpp"
 #include "workers/trace_collector/retention.hpp"
+#include "workers/trace_collector/sparql_mirror.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::cli {
@@ -202,6 +208,28 @@ std::unique_ptr<trace::RetentionWorker> start_retention(
     return worker;
 }
 
+// The SPARQL mirror thread (docs/traces.md, "Mirror to a SPARQL engine") with its own read-write
+// connection to the collector's store, when an engine is configured (sparql.endpoint).
+std::unique_ptr<trace::SparqlMirror> start_mirror(const trace::StoreLocation& location,
+                                                  const trace::StoreConfig& store_config,
+                                                  const std::optional<http::SparqlConfig>& sparql,
+                                                  std::shared_ptr<trace::MirrorCounters> counters) {
+    if (!sparql) return nullptr;
+    auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
+    if (!store) exit_with_error(store.error());
+    auto client = std::make_shared<http::SparqlClient>(*sparql);
+    trace::MirrorConfig config;
+    config.interval = std::chrono::milliseconds{settings().integer("sparql.mirror_interval_ms")};
+    auto mirror = std::make_unique<trace::SparqlMirror>(
+        std::move(store).value(),
+        [client](std::string_view graph, std::string_view ntriples) {
+            return client->put_graph(graph, ntriples);
+        },
+        config, std::move(counters));
+    mirror->start();
+    return mirror;
+}
+
 // The collector (GBE01, the only writer of <home>/traces.db) and the `trace` service (reads)
 // in one process; SIGTERM/SIGINT stop both gracefully.
 void run_trace_collector(const TraceCollectorOptions& options) {
@@ -217,6 +245,9 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     trace::StoreConfig store_config;
     store_config.incomplete_after = std::chrono::seconds{s.integer("collector.incomplete_after_s")};
     store_config.synchronous_full = !s.boolean("collector.synchronous_normal");
+    // With an engine configured, ingest queues each ended run for the SPARQL mirror.
+    const auto sparql = sparql_config_from_settings();
+    store_config.mirror_sparql = sparql.has_value();
     // The store: <home>/traces.db, or the PostgreSQL database storage.* names.
     const auto storage = cli::required_storage_choice();
     trace::StoreLocation location;
@@ -229,6 +260,7 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
     if (!store) exit_with_error(store.error());
     auto retention_counters = std::make_shared<trace::RetentionCounters>(retention);
+    auto mirror_counters = std::make_shared<trace::MirrorCounters>(sparql.has_value());
 
     zmq::context_t context{1};
     trace::CollectorConfig collector_config;
@@ -253,17 +285,19 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     runtime::Worker worker(
         context, config,
         trace::make_trace_handler(
-            pool, [&collector] { return collector.stats(); }, retention_counters));
+            pool, [&collector] { return collector.stats(); }, retention_counters, mirror_counters));
 
     std::thread collector_thread([&collector] { collector.run(); });
     worker.start();
     auto pruner = start_retention(location, store_config, retention, retention_counters);
+    auto mirror = start_mirror(location, store_config, sparql, mirror_counters);
     auto log = base::component_logger("trace-collector");
     log->info("event=started store={} backend={} endpoint={} threads={}", location.describe(),
               (*store)->backend(), config.endpoint, config.threads);
     const int signal = wait_for_stop_signal(stop_signals);
     log->info("event=signal signal={} action=graceful_stop", signal);
     if (pruner) pruner->stop();
+    if (mirror) mirror->stop();
     worker.stop();
     collector.stop();
     collector_thread.join();

@@ -210,6 +210,17 @@ struct FieldList<TracePinned> {
 };
 
 template <>
+struct FieldList<TraceMirrorStats> {
+    using T = TraceMirrorStats;
+    static constexpr auto value = std::tuple{
+        field("configured", &T::configured), field("pending", &T::pending),
+        field("mirrored", &T::mirrored),     field("failures", &T::failures),
+        field("last_error", &T::last_error), field("oldest_pending_ms", &T::oldest_pending_ms),
+        field("watermark", &T::watermark),
+    };
+};
+
+template <>
 struct FieldList<TraceStats> {
     using T = TraceStats;
     static constexpr auto value = std::tuple{
@@ -217,7 +228,7 @@ struct FieldList<TraceStats> {
         field("triples", &T::triples),         field("texts", &T::texts),
         field("quarantined", &T::quarantined), field("by_status", &T::by_status),
         field("db_bytes", &T::db_bytes),       field("collector", &T::collector),
-        field("retention", &T::retention),
+        field("retention", &T::retention),     field("sparql_mirror", &T::sparql_mirror),
     };
 };
 
@@ -373,6 +384,7 @@ base::Result<TraceExportCounts> decode<TraceExportCounts>(const json& value) {
 }
 
 GLASSBOX_FIELD_LIST_CODEC(TraceRetentionStats)
+GLASSBOX_FIELD_LIST_CODEC(TraceMirrorStats)
 GLASSBOX_FIELD_LIST_CODEC(TracePruneResult)
 GLASSBOX_FIELD_LIST_CODEC(TracePinned)
 GLASSBOX_FIELD_LIST_CODEC(TraceEvaluation)

@@ -170,6 +170,21 @@ struct TraceRetentionStats {
     bool operator==(const TraceRetentionStats&) const = default;
 };
 
+// The trace collector's SPARQL mirror (docs/traces.md, "Mirror to a SPARQL engine"): the store's
+// queue and what the mirror did since the collector started.
+struct TraceMirrorStats {
+    bool configured = false;             // an engine is configured (sparql.endpoint)
+    std::int64_t pending = 0;            // top-level runs queued, their graph not yet written
+    std::uint64_t mirrored = 0;          // graphs written
+    std::uint64_t failures = 0;          // graph writes that failed
+    std::string last_error;              // the last failure's error; "" when none failed
+    std::int64_t oldest_pending_ms = 0;  // how long the oldest queued run has waited; 0: none
+    // Every change queued before this time (ms since the epoch) is mirrored: the oldest queued
+    // run's queue time, or the time of the reply when none is queued.
+    std::int64_t watermark = 0;
+    bool operator==(const TraceMirrorStats&) const = default;
+};
+
 // The reply of `stats`: the store's counters and, from a trace collector, its own.
 struct TraceStats {
     std::int64_t sessions = 0;
@@ -181,7 +196,8 @@ struct TraceStats {
     std::uint64_t db_bytes = 0;
     std::optional<TraceCollectorStats>
         collector;  // absent when no collector writes beside the service
-    std::optional<TraceRetentionStats> retention;  // from a trace collector
+    std::optional<TraceRetentionStats> retention;   // from a trace collector
+    std::optional<TraceMirrorStats> sparql_mirror;  // from a trace collector
     bool operator==(const TraceStats&) const = default;
 };
 
@@ -336,6 +352,7 @@ nlohmann::json encode(const TraceCollectorStats& m);
 nlohmann::json encode(const TraceStats& m);
 nlohmann::json encode(const TraceExportCounts& m);
 nlohmann::json encode(const TraceRetentionStats& m);
+nlohmann::json encode(const TraceMirrorStats& m);
 nlohmann::json encode(const TracePruneResult& m);
 nlohmann::json encode(const TracePinned& m);
 nlohmann::json encode(const TraceEvaluation& m);
@@ -356,6 +373,7 @@ GLASSBOX_DECLARE_DECODE(TraceDetail)
 GLASSBOX_DECLARE_DECODE(TraceStats)
 GLASSBOX_DECLARE_DECODE(TraceExportCounts)
 GLASSBOX_DECLARE_DECODE(TraceRetentionStats)
+GLASSBOX_DECLARE_DECODE(TraceMirrorStats)
 GLASSBOX_DECLARE_DECODE(TracePruneResult)
 GLASSBOX_DECLARE_DECODE(TracePinned)
 GLASSBOX_DECLARE_DECODE(TraceEvaluation)

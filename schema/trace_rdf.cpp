@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "schema/nquads.hpp"
 #include "schema/term_json.hpp"
 
 namespace glassbox::schema::rdf {
@@ -159,6 +160,50 @@ std::vector<Triple> trace_triples(const TraceDetail& trace) {
     std::vector<Triple> out;
     collect_triples(trace, seen, out);
     return out;
+}
+
+// The invalidations as PROV, in their own named graph (urn:graph:invalidation) beside the
+// trace's: each change an activity, the run's answer (its last step) and the removed sources
+// prov:wasInvalidatedBy it, each removed fact a statement invalidated by it. The stored trace
+// itself is never rewritten.
+std::vector<Triple> invalidation_triples(const TraceDetail& trace) {
+    namespace v = vocab;
+    const std::string graph(kInvalidationGraph);
+    std::vector<Triple> out;
+    const auto add = [&](Term s, std::string_view p, Term o) {
+        out.push_back(make_triple(std::move(s), iri(p), std::move(o), graph));
+    };
+    const std::string answer =
+        trace.events.empty() ? trace.session.session : trace.events.back().explain_id;
+    std::size_t node = 0;
+    for (const auto& a : trace.affected) {
+        const auto change = iri(a.change);
+        add(change, v::kRdfType, iri(v::kProvActivity));
+        add(change, v::kRdfType, iri(v::kKnowledgeChange));
+        if (!a.kind.empty()) add(change, v::kChangeKind, literal(a.kind));
+        if (!a.at.empty()) add(change, v::kProvEndedAtTime, xsd_datetime(a.at));
+        add(iri(answer), v::kProvWasInvalidatedBy, change);
+        for (const auto& src : a.sources) add(iri(src), v::kProvWasInvalidatedBy, change);
+        for (const auto& f : a.facts) {
+            auto parsed = parse_nquads_line(f + " .", 1);
+            if (!parsed || !*parsed) continue;
+            const auto r = blank("invalidated" + std::to_string(node++));
+            add(r, v::kRdfType, iri(v::kRdfStatement));
+            add(r, v::kRdfSubject, (*parsed)->s);
+            add(r, v::kRdfPredicate, (*parsed)->p);
+            add(r, v::kRdfObject, (*parsed)->o);
+            add(r, v::kProvWasInvalidatedBy, change);
+        }
+    }
+    return out;
+}
+
+// The trace's triples, then its invalidations' (invalidation_triples).
+std::vector<Triple> shown_triples(const TraceDetail& trace) {
+    auto triples = trace_triples(trace);
+    auto more = invalidation_triples(trace);
+    triples.insert(triples.end(), more.begin(), more.end());
+    return triples;
 }
 
 std::vector<Triple> distinct_triples(const std::vector<Triple>& triples) {

@@ -46,6 +46,16 @@ std::string term_key(const Term& term);
 // distinct quad once, in first-seen order.
 std::vector<Triple> trace_triples(const TraceDetail& trace);
 
+// The graph the invalidations of a run are shown in (docs/traces.md, "Affected answers").
+inline constexpr std::string_view kInvalidationGraph = "urn:graph:invalidation";
+// The invalidations of `trace` (its `affected`) as PROV in kInvalidationGraph: each knowledge
+// change an activity, the run's answer (its last step) and the removed sources
+// prov:wasInvalidatedBy it, each removed fact a statement invalidated by it.
+std::vector<Triple> invalidation_triples(const TraceDetail& trace);
+// What `traces show --format nquads` and the SPARQL mirror give of a trace: trace_triples, then
+// invalidation_triples.
+std::vector<Triple> shown_triples(const TraceDetail& trace);
+
 // The distinct (subject, predicate, object) triples, graphs dropped, first-seen order.
 std::vector<Triple> distinct_triples(const std::vector<Triple>& triples);
 

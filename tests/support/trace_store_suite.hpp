@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "storage/sqlite_database.hpp"
 #include "tests/support/trace_fixture.hpp"
 #include "tests/support/trace_store_site.hpp"
 
@@ -33,6 +35,18 @@ protected:
         auto opened = site_->open(mode, config_);
         EXPECT_TRUE(opened.ok()) << opened.error().describe();
         return opened.ok() ? std::move(opened).value() : nullptr;
+    }
+    // Runs `sql` on the closed store's database (SQLite file or PostgreSQL schema): how the
+    // migration tests turn a store back into an older version.
+    void downgrade(const std::string& sql) {
+        store_.reset();
+        if (on_postgres()) {
+            site_->exec(sql);
+            return;
+        }
+        auto db = storage::Database::open(dir_ / "traces.db", storage::OpenOptions{});
+        ASSERT_TRUE(db.ok()) << db.error().describe();
+        ASSERT_TRUE((*db)->exec(sql).ok());
     }
     BatchOutcome store(const std::vector<schema::ExplainMessage>& messages,
                        std::int64_t received_ms) {

@@ -418,6 +418,7 @@ public:
         // have come first: a redelivered Question after the end) may now be a turn.
         for (const auto& [sid, u] : updates_) {
             if (u.status || u.conversation) ended_.push_back(sid);
+            if (u.status) runs_ended_.push_back(sid);
         }
         updates_.clear();
         return {};
@@ -444,9 +445,19 @@ public:
         uses_.clear();
         for (const auto change : changes_) {
             if (auto r = detail::record_invalidations(db_, change); !r) return r;
+            if (config_.mirror_sparql) {
+                if (auto r = detail::queue_mirror_invalidated(db_, change, received_); !r) return r;
+            }
         }
         changes_.clear();
         return {};
+    }
+
+    // The SPARQL mirror's queue: the top-level runs of the runs the batch ended (one upsert each,
+    // nothing per event), when the store mirrors.
+    Result<void> queue_mirror() {
+        if (!config_.mirror_sparql) return {};
+        return detail::queue_mirror(db_, runs_ended_, received_);
     }
 
     // ---- set-based (PostgreSQL) -----------------------------------------------------------
@@ -544,6 +555,7 @@ public:
         for (const auto& [sid, u] : updates_) {
             const bool conversation = u.conversation || stored_conversations_.count(sid) != 0;
             if ((u.status || u.conversation) && conversation) ended_.push_back(sid);
+            if (u.status) runs_ended_.push_back(sid);
         }
         updates_.clear();
         return {};
@@ -1052,6 +1064,7 @@ private:
     std::optional<std::int64_t> next_session_id_;
     std::map<std::int64_t, SessionUpdate> updates_;
     std::vector<std::int64_t> ended_;
+    std::vector<std::int64_t> runs_ended_;  // sessions whose terminal event the batch stored
     ScannedExplain scanned_;
     std::string reencoded_own_;
     // The delivery being handled: scanned_ and reencoded_own_, or (set-based) its own slot.
@@ -1162,6 +1175,7 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
                       : store_rows(ingest, deliveries, outcome);
     if (!stored) return stored.error();
     if (auto r = ingest.write_uses(); !r) return r.error();
+    if (auto r = ingest.queue_mirror(); !r) return r.error();
     // Ended runs of a conversation become its turns in the same commit as their end.
     for (const auto session : ingest.ended()) {
         if (auto r = detail::index_turn(*db_, config_, session); !r) return r.error();

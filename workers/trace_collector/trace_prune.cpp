@@ -178,10 +178,12 @@ Result<std::int64_t> delete_batch(Connection& db, const StoreConfig& config,
                 return r.error();
             if (auto r = run_bound(db, "DELETE FROM evaluations WHERE session = ?1", session); !r)
                 return r.error();
-            // The run's usage index, invalidations and text (docs/traces.md, issue 36).
+            // The run's usage index, invalidations and text, its place in the SPARQL mirror's
+            // queue (docs/traces.md, issue 36; its graph stays in the engine).
             for (const char* sql : {"DELETE FROM run_uses WHERE session = ?1",
                                     "DELETE FROM invalidations WHERE session = ?1",
-                                    "DELETE FROM run_text WHERE session = ?1"}) {
+                                    "DELETE FROM run_text WHERE session = ?1",
+                                    "DELETE FROM sparql_pending WHERE session = ?1"}) {
                 if (auto r = run_bound(db, sql, session); !r) return r.error();
             }
             if (auto r = run_bound(db, "DELETE FROM sessions WHERE id = ?1", session); !r)
@@ -439,6 +441,8 @@ Result<void> drop_partition(Connection& db, const StoreConfig& config, std::int6
                          "DELETE FROM invalidations WHERE session IN (SELECT id FROM "
                          "prune_doomed); "
                          "DELETE FROM run_text WHERE session IN (SELECT id FROM prune_doomed); "
+                         "DELETE FROM sparql_pending WHERE session IN (SELECT id FROM "
+                         "prune_doomed); "
                          "DELETE FROM sessions WHERE id IN (SELECT id FROM prune_doomed); DROP "
                          "TABLE " +
                          detail::partition_name(day));

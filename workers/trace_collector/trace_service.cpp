@@ -29,7 +29,9 @@ constexpr auto kSettlePoll = std::chrono::milliseconds(5);
 // How long an event the broker has sent may take to reach the collector's batch.
 constexpr auto kInFlight = std::chrono::milliseconds(10);
 constexpr std::string_view kOps =
-    "list, show, export, stats, turns, conversations, forget, prune, pin, unpin, evaluate, compare";
+    "list, show, export, stats, turns, conversations, forget, prune, pin, unpin, evaluate, "
+    "compare, "
+    "mirror";
 
 base::Error invalid(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
@@ -248,10 +250,18 @@ Result<json> forget(TraceStore& store, const json& body) {
 }
 
 Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stats,
-                   RetentionCounters* retention) {
+                   RetentionCounters* retention, const MirrorCounters* mirror) {
     auto stored = store.stats();
     if (stored && collector_stats) (*stored)["collector"] = schema::encode(collector_stats());
     if (stored && retention) (*stored)["retention"] = schema::encode(retention->snapshot());
+    if (stored && mirror) {
+        auto backlog = store.mirror_backlog();
+        if (!backlog) return backlog.error();
+        const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+        (*stored)["sparql_mirror"] = schema::encode(mirror->snapshot(*backlog, now));
+    }
     return as_reply<schema::TraceStats>(std::move(stored));
 }
 
@@ -309,6 +319,17 @@ Result<json> pin(TraceStore& store, const json& body, bool pinned) {
         return invalid(std::string(pinned ? "pin" : "unpin") +
                        " needs \"session\": a session URI or a UUID prefix");
     return as_reply<schema::TracePinned>(store.pin(**session, pinned));
+}
+
+// `mirror` (docs/traces.md, "Mirror to a SPARQL engine"): {"all": true} queues every ended
+// top-level run for the SPARQL mirror; answers {"queued": N}.
+Result<json> queue_mirror_all(TraceStore& store, const json& body) {
+    const auto all = body.find("all");
+    if (all == body.end() || !all->is_boolean() || !all->get<bool>())
+        return invalid("mirror needs \"all\": true (every ended top-level run)");
+    auto queued = store.mirror_all();
+    if (!queued) return queued.error();
+    return json{{"queued", *queued}};
 }
 
 // ---- evaluate ----------------------------------------------------------------------------
@@ -498,13 +519,13 @@ bool is_write_request(const json& body) {
     if (op == body.end() || !op->is_string()) return false;
     const auto& name = op->get_ref<const std::string&>();
     return name == "forget" || name == "prune" || name == "pin" || name == "unpin" ||
-           name == "evaluate";
+           name == "evaluate" || name == "mirror";
 }
 
 Result<json> answer_trace_request(TraceStore& store, const json& body,
                                   const std::function<bool(const json&)>& partial,
                                   const CollectorStatsSource& collector_stats,
-                                  RetentionCounters* retention) {
+                                  RetentionCounters* retention, const MirrorCounters* mirror) {
     if (!body.is_object()) return invalid("trace expects a JSON object with \"op\"");
     const auto op = body.find("op");
     if (op == body.end() || !op->is_string())
@@ -513,7 +534,7 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "list") return list(store, body);
     if (name == "show") return show(store, body);
     if (name == "export") return export_range(store, body, partial);
-    if (name == "stats") return stats(store, collector_stats, retention);
+    if (name == "stats") return stats(store, collector_stats, retention, mirror);
     if (name == "turns") return turns(store, body, collector_stats);
     if (name == "conversations") return conversations(store, body);
     if (name == "forget") return forget(store, body);
@@ -521,13 +542,15 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "pin" || name == "unpin") return pin(store, body, name == "pin");
     if (name == "evaluate") return evaluate(store, body);
     if (name == "compare") return compare(store, body);
+    if (name == "mirror") return queue_mirror_all(store, body);
     return invalid("unknown op \"" + name + "\": one of " + std::string(kOps));
 }
 
 runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
                                     CollectorStatsSource collector_stats,
-                                    std::shared_ptr<RetentionCounters> retention) {
-    return [pool, collector_stats, retention](runtime::RequestContext& context) {
+                                    std::shared_ptr<RetentionCounters> retention,
+                                    std::shared_ptr<const MirrorCounters> mirror) {
+    return [pool, collector_stats, retention, mirror](runtime::RequestContext& context) {
         const bool writes = is_write_request(context.body());
         const auto with = [&](const std::function<Result<json>(TraceStore&)>& use) {
             return writes ? pool->with_writer(use) : pool->with_store(use);
@@ -538,7 +561,7 @@ runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
                 [&](const json& chunk) {
                     return !context.cancelled() && context.send_partial(chunk).ok();
                 },
-                collector_stats, retention.get());
+                collector_stats, retention.get(), mirror.get());
         });
         if (answer) {
             (void)context.reply(*answer);

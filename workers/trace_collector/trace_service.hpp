@@ -16,6 +16,7 @@
 #include "schema/messages_trace.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/trace_collector/retention.hpp"
+#include "workers/trace_collector/sparql_mirror.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 
 namespace glassbox::trace {
@@ -60,21 +61,25 @@ using CollectorStatsSource = std::function<schema::TraceCollectorStats()>;
 // Answers one `trace` request body against `store`. export hands each {"nquads": ...} chunk to
 // `partial` (false from it stops the export) and answers the FINAL counts; stats adds
 // `collector` from `collector_stats` when given, and `retention` from `retention` (which also
-// counts what a `prune` request deletes). Bad input: InvalidRequest naming the field; an unknown
+// counts what a `prune` request deletes), and `sparql_mirror` from `mirror` with the store's
+// queue. Bad input: InvalidRequest naming the field; an unknown
 // id NotFound; an ambiguous prefix InvalidRequest.
 base::Result<nlohmann::json> answer_trace_request(
     TraceStore& store, const nlohmann::json& body,
     const std::function<bool(const nlohmann::json&)>& partial,
-    const CollectorStatsSource& collector_stats = {}, RetentionCounters* retention = nullptr);
+    const CollectorStatsSource& collector_stats = {}, RetentionCounters* retention = nullptr,
+    const MirrorCounters* mirror = nullptr);
 
 // Whether a request body is one of the ops that write (served through with_writer).
 bool is_write_request(const nlohmann::json& body);
 
 // The runtime handler. The pool is shared by the handler copies the runtime makes (one per
 // slot thread), hence shared_ptr. `collector_stats`: the collector writing the store, if any;
-// `retention`: its process's retention counters, if any (shared with the retention thread).
+// `retention`: its process's retention counters, if any (shared with the retention thread);
+// `mirror`: its SPARQL mirror's counters (shared with the mirror thread).
 runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
                                     CollectorStatsSource collector_stats = {},
-                                    std::shared_ptr<RetentionCounters> retention = nullptr);
+                                    std::shared_ptr<RetentionCounters> retention = nullptr,
+                                    std::shared_ptr<const MirrorCounters> mirror = nullptr);
 
 }  // namespace glassbox::trace

@@ -20,7 +20,7 @@ using storage::Database;
 
 namespace {
 
-constexpr std::string_view kSchemaVersion = "8";
+constexpr std::string_view kSchemaVersion = "9";
 
 constexpr const char* kEventsTable = R"sql(
 -- One row per stored event with its triples: `triples` is ONE zstd frame (content size in its
@@ -145,7 +145,7 @@ CREATE TABLE IF NOT EXISTS evaluations(
   confidence REAL,
   evaluated INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS evaluations_session ON evaluations(session, id);
-INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '8');
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '9');
 )sql";
 
 // The usage index, the invalidations and the answer text of runs (issue 36, docs/traces.md
@@ -192,6 +192,16 @@ CREATE TRIGGER IF NOT EXISTS run_text_update AFTER UPDATE OF body ON run_text BE
   INSERT INTO run_text_search(run_text_search, rowid, body) VALUES('delete', old.session, old.body);
   INSERT INTO run_text_search(rowid, body) VALUES(new.session, new.body);
 END;
+)sql";
+
+// The SPARQL mirror's queue (issue 36, docs/traces.md "Mirror to a SPARQL engine"): the
+// top-level runs whose graph is to be (re)written in the engine, each with the time (ms) it was
+// last queued. Filled in the ingest transaction that ends a run or records an invalidation of it,
+// only by a store opened with StoreConfig::mirror_sparql; the mirror deletes a row after the
+// engine took the graph, unless it was queued again meanwhile (`due` changed).
+constexpr const char* kMirrorSchema = R"sql(
+CREATE TABLE IF NOT EXISTS sparql_pending(session INTEGER PRIMARY KEY, due INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS sparql_pending_due ON sparql_pending(due);
 )sql";
 
 // The substring search of `list` (issue 34): a contentless FTS5 table of trigrams of each
@@ -315,6 +325,12 @@ constexpr const char* kMigrateFrom7 = R"sql(
 UPDATE meta SET value = '8' WHERE key = 'schema';
 )sql";
 
+// Version 8 → 9 (issue 36): the SPARQL mirror's queue (kMirrorSchema). Runs stored before are
+// not queued: `glassbox traces mirror --all` queues every ended top-level run (docs/traces.md).
+constexpr const char* kMigrateFrom8 = R"sql(
+UPDATE meta SET value = '9' WHERE key = 'schema';
+)sql";
+
 Result<void> migrate_from_3(Database& db) {
     if (auto r = db.exec("ALTER TABLE events RENAME TO events_v3;"); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
@@ -368,11 +384,16 @@ Result<void> migrate(Database& db) {
     }
     if (version == "7") {
         if (auto r = db.exec(kMigrateFrom7); !r) return r.error();
+        version = "8";
+    }
+    if (version == "8") {
+        if (auto r = db.exec(kMigrateFrom8); !r) return r.error();
     }
     if (auto r = db.exec(kSchema); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
     if (auto r = db.exec(kSearchTable); !r) return r.error();
     if (auto r = db.exec(kUsesSchema); !r) return r.error();
+    if (auto r = db.exec(kMirrorSchema); !r) return r.error();
     return transaction->commit();
 }
 
@@ -515,8 +536,10 @@ CREATE TABLE IF NOT EXISTS invalidations(
   PRIMARY KEY(session, change));
 CREATE TABLE IF NOT EXISTS run_text(session BIGINT PRIMARY KEY, body TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS run_text_search ON run_text USING gin (to_tsvector('simple', body));
-INSERT INTO meta(key, value) VALUES('schema', '8') ON CONFLICT(key) DO NOTHING;
-UPDATE meta SET value = '8' WHERE key = 'schema' AND value IN ('6', '7');
+CREATE TABLE IF NOT EXISTS sparql_pending(session BIGINT PRIMARY KEY, due BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS sparql_pending_due ON sparql_pending(due);
+INSERT INTO meta(key, value) VALUES('schema', '9') ON CONFLICT(key) DO NOTHING;
+UPDATE meta SET value = '9' WHERE key = 'schema' AND value IN ('6', '7', '8');
 )sql";
 
 // The question search index on PostgreSQL: a trigram GIN index (pg_trgm, in PostgreSQL's
@@ -570,9 +593,11 @@ Result<void> create_postgres_schema(storage::sql::Connection& db) {
         if (!stored) return stored.error();
         version = std::move(*stored);
     }
-    // Versions 6 and 7 are brought to 8 by the schema's statements themselves (the evaluations
-    // table; the usage index, invalidations and run text, not back-filled).
-    if (version && *version != kSchemaVersion && *version != "6" && *version != "7") return {};
+    // Versions 6 to 8 are brought to 9 by the schema's statements themselves (the evaluations
+    // table; the usage index, invalidations and run text, not back-filled; the mirror's queue).
+    if (version && *version != kSchemaVersion && *version != "6" && *version != "7" &&
+        *version != "8")
+        return {};
     if (auto r = db.exec(kPostgresSchema); !r) return r.error();
     if (auto r = create_search_index(db); !r) return r.error();
     return transaction->commit();

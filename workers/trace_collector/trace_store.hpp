@@ -62,6 +62,11 @@ struct StoreConfig {
     std::int64_t conversation_max_turns = 64;
     std::int64_t conversation_max_bytes = 256 * 1024;
     std::size_t turn_max_bytes = 64 * 1024;
+    // The SPARQL mirror (docs/traces.md, "Mirror to a SPARQL engine"): a read-write store with it
+    // queues each top-level run whose graph changed (it ended, a sub-run of it ended, a knowledge
+    // change invalidated it) in the ingest transaction, one upsert per run. Off: nothing is
+    // queued (no engine to mirror to; `mirror_all` queues the runs stored meanwhile).
+    bool mirror_sparql = false;
 };
 
 enum class OpenMode { kReadWrite, kReadOnly };
@@ -156,6 +161,19 @@ struct PruneCounts {
     std::int64_t bytes_after = 0;   // dry run: bytes_before less the estimate of what would go
 };
 
+// One run the SPARQL mirror is to (re)write: its session row, URI and when it was queued (ms).
+struct MirrorItem {
+    std::int64_t row = 0;
+    std::string session;
+    std::int64_t due = 0;
+};
+
+// The mirror's queue: how many runs wait and when the oldest of them was queued (ms).
+struct MirrorBacklog {
+    std::int64_t pending = 0;
+    std::optional<std::int64_t> oldest_due;
+};
+
 // Receives export output: whole N-Quads lines. Returning false stops the export (Cancelled).
 using NquadsSink = std::function<bool(std::string_view lines)>;
 
@@ -248,6 +266,23 @@ public:
     // page_size: the file only shrinks after a vacuum); PostgreSQL's rows as stored (blobs,
     // texts, turns and payloads with a per-row allowance: its files do not shrink after DELETE).
     base::Result<std::int64_t> live_bytes();
+
+    // The SPARQL mirror's queue (docs/traces.md, "Mirror to a SPARQL engine"; sparql_pending.cpp).
+    // Up to `limit` queued runs, the longest queued first.
+    base::Result<std::vector<MirrorItem>> mirror_pending(std::int64_t limit);
+    // The graph of top-level run `session` (a URI) as N-Triples: every triple of the run and of
+    // its sub-runs and its invalidation triples, what `traces show --format nquads` exports with
+    // the graphs dropped (schema::rdf::shown_triples). Unknown: NotFound.
+    base::Result<std::string> mirror_ntriples(std::string_view session);
+    // Takes `item` off the queue unless it was queued again since it was read (its `due`
+    // changed); true when it was taken off. Read-write stores.
+    base::Result<bool> mirror_done(const MirrorItem& item);
+    // Queues `item` again behind the runs queued by `now` (a graph the engine refused).
+    base::Result<void> mirror_later(const MirrorItem& item,
+                                    WallClock::time_point now = WallClock::now());
+    base::Result<MirrorBacklog> mirror_backlog();
+    // Queues every ended top-level run (`glassbox traces mirror --all`); answers how many.
+    base::Result<std::int64_t> mirror_all(WallClock::time_point now = WallClock::now());
 
     // A session URI, or a unique prefix of its UUID, to the session URI. Unknown: NotFound;
     // ambiguous prefix: InvalidRequest listing the matches.

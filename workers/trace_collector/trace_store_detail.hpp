@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,17 @@ base::Result<void> index_turn(storage::sql::Connection& db, const StoreConfig& c
 // is), dropping turns beyond the bounds (conversation_index.cpp). In a write transaction.
 base::Result<void> refresh_conversation(storage::sql::Connection& db, const StoreConfig& config,
                                         const std::string& conversation);
+
+// Queues for the SPARQL mirror the top-level run of each session row of `sessions` (itself, or
+// the top of its stored parent chain) when that run has ended, due at `due_ms` (a row queued
+// already gets a later due, so the mirror does not take off a change it has not written). In the
+// batch's write transaction (sparql_pending.cpp).
+base::Result<void> queue_mirror(storage::sql::Connection& db,
+                                const std::vector<std::int64_t>& sessions, std::int64_t due_ms);
+// Queues for the SPARQL mirror each ended top-level run the knowledge change of session row
+// `change` recorded an invalidation for. In the batch's write transaction.
+base::Result<void> queue_mirror_invalidated(storage::sql::Connection& db, std::int64_t change,
+                                            std::int64_t due_ms);
 
 // The evaluations of session row `session`, oldest first, each as schema::TraceEvaluation
 // encodes it (trace_evaluations.cpp).

@@ -185,23 +185,17 @@ TEST_P(EvaluationTest, EvaluationsGoWithTheirTraceWhenItIsPruned) {
 TEST_P(EvaluationTest, AVersion6StoreIsMigratedOnOpen) {
     const auto run = complete("echo", "stored by version 6", kT0);
     store_.reset();
-    const std::string downgrade =
+    const std::string downgrade_sql =
         "DROP TABLE evaluations; UPDATE meta SET value = '6' WHERE key = 'schema'";
-    if (on_postgres()) {
-        site_->exec(downgrade);
-    } else {
-        auto db = storage::Database::open(dir_ / "traces.db", storage::OpenOptions{});
-        ASSERT_TRUE(db.ok()) << db.error().describe();
-        ASSERT_TRUE((*db)->exec(downgrade).ok());
-    }
+    downgrade(downgrade_sql);
     auto read_only = site_->open(OpenMode::kReadOnly, config_);
     ASSERT_FALSE(read_only.ok()) << "a reader does not migrate";
     EXPECT_NE(read_only.error().message.find("unsupported schema version 6"), std::string::npos)
         << read_only.error().message;
     store_ = reopen(OpenMode::kReadWrite);
     ASSERT_TRUE(store_);
-    // 6 → 7 (evaluations), then on to the current version (8, issue 36's usage index).
-    EXPECT_EQ(count("SELECT COUNT(*) FROM meta WHERE key = 'schema' AND value = '8'"), 1);
+    // 6 → 7 (evaluations), then on to the current version (9: issue 36's usage index, mirror).
+    EXPECT_EQ(count("SELECT COUNT(*) FROM meta WHERE key = 'schema' AND value = '9'"), 1);
     ASSERT_TRUE(store_->evaluate(run.session(), scored("after", true, 1.0), at(kNow)).ok());
     EXPECT_EQ(evaluated_list()["sessions"].size(), 1u);
 }

@@ -348,7 +348,7 @@ TEST_P(SqlitePruneTest, AVersion4StoreIsMigratedAndItsTextsKeptForItsEvents) {
     EXPECT_EQ(version->first([](const storage::Row& r) { return std::string(r.text(0)); })
                   .value()
                   .value(),
-              "8");  // 4 → … → 8 (issue 36)
+              "9");  // 4 → … → 9 (issue 36)
     EXPECT_EQ(prune(24 * kHour).traces, 1);
     EXPECT_EQ(stats()["texts"], 1);
     EXPECT_EQ(exported(new_twin), expected);
