@@ -494,7 +494,27 @@ struct HybridChunkQuery {
 
 struct StoreStatsRequest {
     std::string collection;
+    // Only the sparql_mirror part (no collection is opened): what `glassbox status` reads.
+    bool sparql_mirror_only = false;
     bool operator==(const StoreStatsRequest&) const = default;
+};
+
+// One collection as the store's SPARQL mirror sees it (docs/knowledge.md, "The SPARQL mirror").
+struct SparqlMirrorCollection {
+    std::string name;
+    std::int64_t version = 0;   // the collection's change number
+    std::int64_t mirrored = 0;  // the number its graph in the engine was last sent at; 0: never
+    bool operator==(const SparqlMirrorCollection&) const = default;
+};
+
+// The store's mirror of its collections into a SPARQL engine, in `stats`.
+struct StoreSparqlMirrorStats {
+    bool configured = false;                          // sparql.endpoint is set
+    std::vector<SparqlMirrorCollection> collections;  // by name; empty when not configured
+    std::uint64_t pending = 0;   // collections not sent at their version, and graphs to delete
+    std::uint64_t failures = 0;  // sends and deletes that failed since the worker started
+    std::string last_error;      // the last failure's error; "" when none failed
+    bool operator==(const StoreSparqlMirrorStats&) const = default;
 };
 
 struct StoreStats {
@@ -523,6 +543,7 @@ struct StoreStats {
     // (files and documents) are past it.
     std::string max_age;
     std::uint64_t stale_sources = 0;
+    std::optional<StoreSparqlMirrorStats> sparql_mirror;
     bool operator==(const StoreStats&) const = default;
 };
 
@@ -706,6 +727,8 @@ nlohmann::json encode(const LabelsResponse& m);
 nlohmann::json encode(const HybridChunkQuery& m);
 nlohmann::json encode(const StoreStatsRequest& m);
 nlohmann::json encode(const StoreStats& m);
+nlohmann::json encode(const SparqlMirrorCollection& m);
+nlohmann::json encode(const StoreSparqlMirrorStats& m);
 nlohmann::json encode(const CollectionSummary& m);
 nlohmann::json encode(const CollectionList& m);
 nlohmann::json encode(const CollectionDeleteRequest& m);
@@ -775,6 +798,8 @@ GLASSBOX_DECLARE_DECODE(LabelsResponse)
 GLASSBOX_DECLARE_DECODE(HybridChunkQuery)
 GLASSBOX_DECLARE_DECODE(StoreStatsRequest)
 GLASSBOX_DECLARE_DECODE(StoreStats)
+GLASSBOX_DECLARE_DECODE(SparqlMirrorCollection)
+GLASSBOX_DECLARE_DECODE(StoreSparqlMirrorStats)
 GLASSBOX_DECLARE_DECODE(ForgetRequest)
 GLASSBOX_DECLARE_DECODE(KnowledgeChangeSummary)
 GLASSBOX_DECLARE_DECODE(LlmRequest)

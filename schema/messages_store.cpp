@@ -81,7 +81,13 @@ GLASSBOX_FIELDS(LabelsRequest, field("collection", &T::collection), field("terms
 GLASSBOX_FIELDS(LabelsResponse, field("labels", &T::labels))
 GLASSBOX_FIELDS(HybridChunkQuery, field("query", &T::query), field("vectors", &T::vectors),
                 field("limit", &T::limit), field("collection", &T::collection))
-GLASSBOX_FIELDS(StoreStatsRequest, field("collection", &T::collection))
+GLASSBOX_FIELDS(StoreStatsRequest, field("collection", &T::collection),
+                field("sparql_mirror_only", &T::sparql_mirror_only))
+GLASSBOX_FIELDS(SparqlMirrorCollection, field("name", &T::name), field("version", &T::version),
+                field("mirrored", &T::mirrored))
+GLASSBOX_FIELDS(StoreSparqlMirrorStats, field("configured", &T::configured),
+                field("collections", &T::collections), field("pending", &T::pending),
+                field("failures", &T::failures), field("last_error", &T::last_error))
 GLASSBOX_FIELDS(StoreStats, field("collection", &T::collection), field("quads", &T::quads),
                 field("subjects", &T::subjects), field("predicates", &T::predicates),
                 field("objects", &T::objects), field("terms", &T::terms),
@@ -93,7 +99,8 @@ GLASSBOX_FIELDS(StoreStats, field("collection", &T::collection), field("quads", 
                 field("documents_per_tier", &T::documents_per_tier),
                 field("chunks_per_tier", &T::chunks_per_tier),
                 field("last_loaded", &T::last_loaded), field("max_age", &T::max_age),
-                field("stale_sources", &T::stale_sources))
+                field("stale_sources", &T::stale_sources),
+                field("sparql_mirror", &T::sparql_mirror))
 GLASSBOX_FIELDS(CollectionSummary, required("collection", &T::collection),
                 field("facts", &T::facts), field("entities", &T::entities),
                 field("documents", &T::documents), field("chunks", &T::chunks),
@@ -157,6 +164,8 @@ GLASSBOX_FIELD_LIST_CODEC(LabelsResponse)
 GLASSBOX_FIELD_LIST_CODEC(HybridChunkQuery)
 GLASSBOX_FIELD_LIST_CODEC(StoreStatsRequest)
 GLASSBOX_FIELD_LIST_CODEC(StoreStats)
+GLASSBOX_FIELD_LIST_CODEC(SparqlMirrorCollection)
+GLASSBOX_FIELD_LIST_CODEC(StoreSparqlMirrorStats)
 GLASSBOX_FIELD_LIST_CODEC(CollectionSummary)
 GLASSBOX_FIELD_LIST_CODEC(CollectionList)
 GLASSBOX_FIELD_LIST_CODEC(CollectionDeleteRequest)

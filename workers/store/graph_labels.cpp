@@ -140,9 +140,12 @@ std::string fallback_label(const Term& term) {
 }  // namespace
 
 Result<void> note_graph_change(storage::sql::Connection& db) {
-    if (db.dialect() == storage::sql::Dialect::kSqlite) return {};  // data_version tells
-    auto st = db.prepare(
-        "UPDATE graph_version SET n = n + 1, writer = CAST(txid_current() AS BIGINT) WHERE id = 1");
+    // SQLite's LabelCache goes by data_version; the number is the collection's change number
+    // there (sparql_mirror.hpp), so it moves on both engines.
+    auto st = db.prepare(db.dialect() == storage::sql::Dialect::kSqlite
+                             ? "UPDATE graph_version SET n = n + 1 WHERE id = 1"
+                             : "UPDATE graph_version SET n = n + 1, writer = CAST(txid_current() "
+                               "AS BIGINT) WHERE id = 1");
     if (!st) return st.error();
     return st->run();
 }

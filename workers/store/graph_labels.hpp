@@ -57,8 +57,9 @@ private:
     std::int64_t writer_ = -1;
 };
 
-// Inside a write transaction that added quads: marks the graph changed for every process's
-// LabelCache (PostgreSQL's graph_version; nothing on SQLite, whose data_version tells).
+// Inside every write transaction that changes what the collection states (quads, sources): marks
+// it changed for every process's LabelCache (PostgreSQL; SQLite's data_version tells) and moves
+// the collection's change number its SPARQL mirror follows (graph_version on both engines).
 base::Result<void> note_graph_change(storage::sql::Connection& db);
 
 // One label per term, in order (see GraphStore::labels). Labels adding up to more than

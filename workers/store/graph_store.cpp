@@ -4,7 +4,9 @@
 #include "workers/store/graph_store.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -29,14 +31,6 @@ namespace {
 // What only PostgreSQL keeps beside the tables both engines share, created or brought up to date
 // in create_schema's transaction.
 Result<void> create_postgres_only_tables(storage::sql::Connection& db) {
-    // The mark every write of quads moves (note_graph_change), read by LabelCache::sync.
-    if (auto r = db.exec(
-            "CREATE TABLE IF NOT EXISTS graph_version(id BIGINT PRIMARY KEY, n BIGINT NOT NULL, "
-            "writer BIGINT NOT NULL); INSERT INTO graph_version(id, n, writer) VALUES(1, 0, 0) "
-            "ON CONFLICT DO NOTHING");
-        !r) {
-        return r.error();
-    }
     // A staged batch is kept uncompressed (EXTERNAL): pglz gains little on packed integer ids and
     // cost over 100 ms per batch of 50,000 quads (bench_graph --postgres). Older collections are
     // altered once; the catalog is read first, since the ALTER takes an exclusive lock. A role
@@ -50,6 +44,24 @@ Result<void> create_postgres_only_tables(storage::sql::Connection& db) {
         return r.error();
     }
     return {};
+}
+
+// The collection's change number (graph_version, moved by note_graph_change in every write
+// transaction) and the number its SPARQL mirror last sent (sparql_mirrored; sparql_mirror.hpp).
+// A new collection's number starts at the time in microseconds, not 0, so a collection deleted
+// and made again under the same name never repeats a number its mirror recorded.
+Result<void> create_change_tables(storage::sql::Connection& db) {
+    const auto start = std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    std::string sql =
+        "CREATE TABLE IF NOT EXISTS graph_version(id BIGINT PRIMARY KEY, n BIGINT NOT NULL, "
+        "writer BIGINT NOT NULL); INSERT INTO graph_version(id, n, writer) VALUES(1, ";
+    sql.append(std::to_string(start));
+    sql.append(
+        ", 0) ON CONFLICT DO NOTHING; CREATE TABLE IF NOT EXISTS sparql_mirrored(id BIGINT "
+        "PRIMARY KEY, version BIGINT NOT NULL)");
+    return db.exec(sql);
 }
 
 }  // namespace
@@ -130,10 +142,14 @@ CREATE TABLE IF NOT EXISTS graph_sources(
   media_type TEXT NOT NULL,
   source_date TEXT NOT NULL DEFAULT '');
 )sql";
-    if (db_.dialect() == storage::sql::Dialect::kSqlite) return db_.exec(kSchema);
+    if (db_.dialect() == storage::sql::Dialect::kSqlite) {
+        if (auto r = db_.exec(kSchema); !r) return r;
+        return create_change_tables(db_);
+    }
     auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
     if (auto r = db_.exec(storage::sql::ddl_for(db_.dialect(), kSchema)); !r) return r.error();
+    if (auto r = create_change_tables(db_); !r) return r.error();
     if (auto r = create_postgres_only_tables(db_); !r) return r.error();
     return tx->commit();
 }
@@ -176,13 +192,19 @@ Result<void> GraphStore::migrate_index_tables() {
 // ---- sources -------------------------------------------------------------------------------
 
 Result<std::int64_t> GraphStore::register_source(const SourceRecord& source) {
-    // A statement alone is its own transaction on either engine, but on PostgreSQL only the
-    // writer lock keeps another process from taking the same next id meanwhile.
-    if (db_.dialect() == storage::sql::Dialect::kSqlite || db_.in_transaction())
-        return store_source(db_, source);
+    // A write transaction (on PostgreSQL only the writer lock keeps another process from taking
+    // the same next id meanwhile) that also moves the change number: the source's tier and dates
+    // are part of what the collection states (its SPARQL mirror sends them).
+    const auto store_and_note = [&]() -> Result<std::int64_t> {
+        auto id = store_source(db_, source);
+        if (!id) return id;
+        if (auto r = note_graph_change(db_); !r) return r.error();
+        return id;
+    };
+    if (db_.in_transaction()) return store_and_note();
     auto tx = storage::sql::Transaction::begin(db_, storage::sql::TransactionKind::kWrite);
     if (!tx) return tx.error();
-    auto id = store_source(db_, source);
+    auto id = store_and_note();
     if (!id) return id;
     if (auto r = tx->commit(); !r) return r.error();
     return id;
@@ -221,7 +243,8 @@ Result<InsertCounts> GraphStore::insert(std::int64_t source_id, std::span<const 
         TermDictionary::KnownTermsScope known{dictionary_};
         if (auto r = dictionary_.sync_known_terms(); !r) return r.error();
         auto counts = insert_rows(source_id, triples);
-        if (counts && counts->added > 0) {
+        // Even with nothing added: a fact already present may have gained this source.
+        if (counts) {
             if (auto r = note_graph_change(db_); !r) counts = r.error();
         }
         if (counts) {
@@ -237,7 +260,7 @@ Result<InsertCounts> GraphStore::insert(std::int64_t source_id, std::span<const 
     if (auto r = db_.exec("SAVEPOINT graph_insert"); !r) return r.error();
     dictionary_.set_caching(false);
     auto counts = insert_rows(source_id, triples);
-    if (counts && counts->added > 0) {
+    if (counts) {
         if (auto r = note_graph_change(db_); !r) counts = r.error();
     }
     dictionary_.set_caching(true);

@@ -216,8 +216,8 @@ Result<void> FactRetraction::finish() {
         note->bind(1, id);
         if (auto r = note->run(); !r) return r.error();
     }
-    if (change_.facts_removed > 0 || change_.facts_kept > 0) return note_graph_change(db_);
-    return {};
+    // Always: a change that removed no fact may still have removed a source record.
+    return note_graph_change(db_);
 }
 
 Result<std::vector<Entity>> take_restored_entities(storage::sql::Connection& db,

@@ -292,9 +292,8 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load, KnowledgeChange*
     if (!statements) return statements.error();
     if (auto r = delete_staging(db_, load); !r) return r.error();
     if (auto r = drop_stale_staging(); !r) return r.error();
-    if (counts.added > 0) {
-        if (auto r = note_graph_change(db_); !r) return r.error();
-    }
+    // Even with nothing added: the load's sources were registered again (their dates).
+    if (auto r = note_graph_change(db_); !r) return r.error();
     if (auto r = tx->commit(); !r) return r.error();
     counts.already_present = *statements - counts.added;
     return counts;

@@ -153,6 +153,12 @@ public:
         run_tree(ctx_.body());
     }
 
+    // Whether the op may have changed what a collection states (the SPARQL mirror looks then).
+    bool writes() const {
+        return op_ == kOpLoadTriples || op_ == kOpLoadCommit || op_ == kOpLoadDocuments ||
+               op_ == kOpCollectionDelete || is_forget_op(op_);
+    }
+
 private:
     // A body the runtime left as text (reads_body_as_text): a load-triples request, a vector
     // query and graph RAG's other reads are read where they stand; anything else the cursors do
@@ -682,6 +688,15 @@ private:
     Result<json> stats(const json& body) {
         auto q = schema::decode<schema::StoreStatsRequest>(body);
         if (!q) return std::move(q).error();
+        // Before the collection's lock is taken: it reads every collection under its own.
+        auto mirror =
+            sparql_mirror_stats(bases_, config_.sparql_mirror.get(), config_.max_collections);
+        if (!mirror) return std::move(mirror).error();
+        if (q->sparql_mirror_only) {
+            schema::StoreStats only;
+            only.sparql_mirror = std::move(mirror).value();
+            return schema::encode(only);
+        }
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         auto reading = read(**kb);
@@ -725,6 +740,7 @@ private:
         if (!freshness) return std::move(freshness).error();
         out.max_age = std::move(freshness->max_age);
         out.stale_sources = freshness->stale_sources;
+        out.sparql_mirror = std::move(mirror).value();
         return schema::encode(out);
     }
 
@@ -1212,6 +1228,10 @@ bool reads_body_as_text(std::string_view body) noexcept {
     return !text_op(body).empty();
 }
 
-void StoreService::handle(runtime::RequestContext& ctx) { Operation(ctx, bases_, config_).run(); }
+void StoreService::handle(runtime::RequestContext& ctx) {
+    Operation operation(ctx, bases_, config_);
+    operation.run();
+    if (config_.sparql_mirror && operation.writes()) config_.sparql_mirror->notify_change();
+}
 
 }  // namespace glassbox::store

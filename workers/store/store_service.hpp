@@ -15,6 +15,7 @@
 #include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/store/knowledge_base.hpp"
+#include "workers/store/sparql_mirror.hpp"
 #include "workers/store/store_bounds.hpp"
 
 namespace glassbox::store {
@@ -74,6 +75,9 @@ struct StoreServiceConfig {
     // A staged load that staged a batch within this long is in progress: `collection-delete`
     // refuses its collection. Older staging was abandoned (the loader sends batches back to back).
     std::chrono::seconds staged_load_idle{600};
+    // The SPARQL mirror of this process (null: sparql.endpoint not set): `stats` shows it, and
+    // every write op wakes it.
+    std::shared_ptr<SparqlMirrorStatus> sparql_mirror;
     // The clock staleness is judged by (docs/knowledge.md §3); tests set their own.
     std::function<std::chrono::system_clock::time_point()> clock = [] {
         return std::chrono::system_clock::now();
