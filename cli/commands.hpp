@@ -50,5 +50,6 @@ void add_keys_command(CLI::App& app);    // glassbox keys new|show|allow|init: C
 void add_config_command(CLI::App& app);  // glassbox config show|path
 void add_store_command(CLI::App& app);   // glassbox store copy: a home's stores to PostgreSQL
 void add_eval_command(CLI::App& app);    // glassbox eval: score answers to a question set
+void add_sparql_command(CLI::App& app);  // glassbox sparql: a query to the SPARQL engine
 
 }  // namespace glassbox::cli

@@ -14,6 +14,7 @@
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/settings.hpp"
+#include "cli/sparql_settings.hpp"
 #include "cli/stop_signals.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/listen_address.hpp"
@@ -57,6 +58,14 @@ void apply_gateway_settings(gateway::GatewayConfig& config, const config::Resolv
     config.mcp.session_idle = milliseconds{s.integer("gateway.mcp_session_idle_ms")};
     config.mcp.max_sessions = size("gateway.mcp_max_sessions");
     config.mcp.max_sessions_per_client = size("gateway.mcp_max_sessions_per_client");
+    // POST /api/v1/sparql's engine (docs/sparql.md); none when sparql.endpoint is empty.
+    // It only reads: the Graph Store URL and its credentials stay with the mirrors.
+    if (auto sparql = sparql_config_from(s)) {
+        sparql->graph_store_url.clear();
+        sparql->user.clear();
+        sparql->password.clear();
+        config.sparql = std::move(*sparql);
+    }
 }
 
 void run_gateway(const GatewayOptions& options) {

@@ -23,5 +23,6 @@ int main(int argc, char** argv) {
         glassbox::cli::add_config_command(app);
         glassbox::cli::add_store_command(app);
         glassbox::cli::add_eval_command(app);
+        glassbox::cli::add_sparql_command(app);
     });
 }

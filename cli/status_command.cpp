@@ -14,6 +14,7 @@
 
 #include <fstream>
 
+#include "base/time_format.hpp"
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
@@ -119,6 +120,66 @@ void print_traces(const json& traces) {
     }
 }
 
+// An integer member of a mirror's stats, or nullopt (absent or not a number).
+std::optional<std::int64_t> count_of(const json& object, const char* key) {
+    if (!object.is_object()) return std::nullopt;
+    const auto it = object.find(key);
+    if (it == object.end() || !it->is_number_integer()) return std::nullopt;
+    return it->get<std::int64_t>();
+}
+
+// The trace mirror's part of the sparql line: "traces mirrored up to T (N pending)".
+std::string trace_mirror_text(const json& mirror) {
+    if (!mirror.is_object() || !mirror.value("configured", false)) return {};
+    std::string text = "traces mirrored";
+    if (const auto watermark = count_of(mirror, "watermark"); watermark && *watermark > 0)
+        text.append(" up to ").append(
+            base::format_xsd_datetime_ms(*watermark, base::TimePrecision::kSeconds));
+    const auto pending = count_of(mirror, "pending").value_or(0);
+    text.append(" (").append(std::to_string(pending)).append(" pending)");
+    if (const auto error = mirror.find("last_error");
+        pending > 0 && error != mirror.end() && error->is_string() && !error->empty())
+        text.append(", engine failing: ").append(error->get<std::string>());
+    return text;
+}
+
+// The store mirror's part: "collections 2/2 current".
+std::string store_mirror_text(const json& mirror) {
+    if (!mirror.is_object() || !mirror.value("configured", false)) return {};
+    const json collections = mirror.value("collections", json::array());
+    if (!collections.is_array()) return {};
+    std::size_t current = 0;
+    for (const auto& c : collections) {
+        const auto version = count_of(c, "version");
+        const auto mirrored = count_of(c, "mirrored");
+        if (version && mirrored && *mirrored >= *version) ++current;
+    }
+    std::string text = "collections ";
+    text.append(std::to_string(current))
+        .append("/")
+        .append(std::to_string(collections.size()))
+        .append(" current");
+    if (const auto error = mirror.find("last_error"); current < collections.size() &&
+                                                      error != mirror.end() && error->is_string() &&
+                                                      !error->empty())
+        text.append(", engine failing: ").append(error->get<std::string>());
+    return text;
+}
+
+// One line for the SPARQL engine and its mirrors (docs/sparql.md), when the collector or the store
+// says it mirrors; nothing otherwise.
+void print_sparql(const json& status) {
+    const auto sparql = status.find("sparql");
+    if (sparql == status.end() || !sparql->is_object()) return;
+    std::string line = "sparql   ";
+    line.append(field(*sparql, "endpoint"));
+    for (const auto& part : {trace_mirror_text(sparql->value("traces", json())),
+                             store_mirror_text(sparql->value("collections", json()))}) {
+        if (!part.empty()) line.append(" · ").append(part);
+    }
+    std::cout << line << std::endl;
+}
+
 void print_table(const json& status) {
     const json broker = status.value("broker", json::object());
     std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic "
@@ -173,6 +234,7 @@ void print_table(const json& status) {
               << " explains into others' sessions, " << field(counters, "explains_out_of_order")
               << " out of order, " << field(counters, "acks_refused") << " ACKs" << std::endl;
     if (status.contains("traces")) print_traces(status["traces"]);
+    print_sparql(status);
 }
 
 // The trace store's counters (sessions, quarantined explain messages, ...) when a collector
@@ -188,6 +250,35 @@ std::optional<json> trace_stats(bus::BusClient& bus, const json& status,
     auto replies = bus.call(schema::services::kTrace, json{{"op", "stats"}}, timeout);
     if (!replies || replies->empty() || !replies->back().body.is_object()) return std::nullopt;
     return replies->back().body;
+}
+
+// The store's mirror of the collections into the SPARQL engine ("sparql_mirror" of its stats,
+// docs/sparql.md) when a store serves; nothing otherwise.
+std::optional<json> store_mirror(bus::BusClient& bus, const json& status,
+                                 std::chrono::milliseconds timeout) {
+    const json services = status.value("services", json::array());
+    if (!services.is_array()) return std::nullopt;
+    bool served = false;
+    for (const auto& service : services)
+        served = served || field(service, "name") == schema::services::kStore;
+    if (!served) return std::nullopt;
+    auto replies = bus.call(schema::services::kStore,
+                            json{{"op", "stats"}, {"sparql_mirror_only", true}}, timeout);
+    if (!replies || replies->empty() || !replies->back().body.is_object()) return std::nullopt;
+    const auto mirror = replies->back().body.find("sparql_mirror");
+    if (mirror == replies->back().body.end() || !mirror->is_object()) return std::nullopt;
+    return *mirror;
+}
+
+// {endpoint, traces, collections}: the engine this home's configuration names and what each
+// mirror reports of it; nullopt when neither mirror reports.
+std::optional<json> sparql_status(const json& traces, const std::optional<json>& store) {
+    json out{{"endpoint", settings().text("sparql.endpoint")}};
+    if (traces.is_object() && traces.contains("sparql_mirror"))
+        out["traces"] = traces["sparql_mirror"];
+    if (store) out["collections"] = *store;
+    if (!out.contains("traces") && !out.contains("collections")) return std::nullopt;
+    return out;
 }
 
 // The gateway `glassbox up` started, from its ready file in the home: {url, pid, running}.
@@ -240,6 +331,9 @@ void run_status(const ClientOptions& options) {
     }
     if (auto traces = trace_stats(bus, status, options.timeout()))
         status["traces"] = std::move(*traces);
+    if (auto sparql = sparql_status(status.value("traces", json()),
+                                    store_mirror(bus, status, options.timeout())))
+        status["sparql"] = std::move(*sparql);
     if (auto gateway = gateway_status(options)) status["gateway"] = std::move(*gateway);
     status["storage"] = storage_status(options);
     if (options.json) {

@@ -561,6 +561,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     add_collection_routes(state);
     add_mcp_routes(state);
     add_load_routes(state);
+    add_sparql_routes(state);
     add_static_routes(state);
 }
 

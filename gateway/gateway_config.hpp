@@ -10,6 +10,7 @@
 
 #include "bus/curve_keys.hpp"
 #include "gateway/mcp/server.hpp"
+#include "http/sparql_client.hpp"
 
 namespace glassbox::gateway {
 
@@ -73,6 +74,9 @@ struct GatewayConfig {
     // Folders whose paths never reach a client (path_redaction.hpp): the home the gateway was
     // started with. Its working directory, $HOME, $GLASSBOX_HOME and its upload folder always are.
     std::vector<std::filesystem::path> private_paths;
+    // The SPARQL engine POST /api/v1/sparql asks (docs/sparql.md), its timeout the query's bound;
+    // none: the route answers 503.
+    std::optional<http::SparqlConfig> sparql;
 };
 
 }  // namespace glassbox::gateway

@@ -158,12 +158,13 @@ void trace_metrics(std::string& out, const json& traces) {
 std::string route_label(const std::string& method, const std::string& path) {
     // Labels come from a fixed set, so a client sending made-up paths cannot grow the metrics
     // (each label is a time series kept for the gateway's lifetime).
-    static constexpr std::array<std::string_view, 10> kRoutes = {
+    static constexpr std::array<std::string_view, 11> kRoutes = {
         "/api/v1/query",     "/api/v1/search",
         "/api/v1/traces",    "/api/v1/load/rdf",
         "/api/v1/load/docs", "/api/v1/graph/stats",
         "/api/v1/health",    "/api/v1/openapi.json",
-        "/metrics",          "/mcp"};
+        "/metrics",          "/mcp",
+        "/api/v1/sparql"};
     static constexpr std::array<std::string_view, 9> kMethods = {
         "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"};
     std::string route;

@@ -390,14 +390,18 @@ std::string RequestReader::take() {
     out += "\r\n";
     for (const auto& f : head_.fields) {
         if (base::ascii_iequals(f.name, "Transfer-Encoding") ||
-            base::ascii_iequals(f.name, "Content-Length") || base::ascii_iequals(f.name, "Expect"))
+            base::ascii_iequals(f.name, "Content-Length") ||
+            base::ascii_iequals(f.name, "Expect") || base::ascii_iequals(f.name, kFormBodyField))
             continue;
         out += f.name;
         out += ": ";
-        out += base::ascii_iequals(f.name, "Content-Type") && is_form_type(f.value)
-                   ? "application/octet-stream"
-                   : f.value;
+        const bool form = base::ascii_iequals(f.name, "Content-Type") && is_form_type(f.value);
+        out += form ? "application/octet-stream" : f.value;
         out += "\r\n";
+        if (form && starts_with_ci(trim_ows(f.value), "application/x-www-form-urlencoded")) {
+            out += kFormBodyField;
+            out += ": urlencoded\r\n";
+        }
     }
     if (!body_.empty() || head_.chunked || head_.content_length > 0)
         out += "Content-Length: " + std::to_string(body_.size()) + "\r\n";

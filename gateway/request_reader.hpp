@@ -55,6 +55,9 @@ struct FramingError {
 // Incremental and allocation-bounded: bytes are appended as they arrive and advance() goes as far
 // as they allow. A request that breaks the grammar or a bound fails at the first byte that shows
 // it; the caller answers error() and closes the connection (what follows cannot be framed).
+// The field take() adds after a form Content-Type it replaced, saying the body is form-encoded.
+inline constexpr std::string_view kFormBodyField = "X-Glassbox-Form-Body";
+
 class RequestReader {
 public:
     enum class Progress {
@@ -79,8 +82,10 @@ public:
 
     // The complete request as the router reads it: the request line; the fields but for
     // Transfer-Encoding, Content-Length and Expect (the body is whole, decoded, and its length
-    // is given); a form Content-Type replaced by application/octet-stream (no glassbox route
-    // takes a form: an upload's body is its data, whatever the client calls it); then the body.
+    // is given); a form Content-Type replaced by application/octet-stream (an upload's body is
+    // its data, whatever the client calls it), an application/x-www-form-urlencoded one followed
+    // by the field kFormBodyField (POST /api/v1/sparql takes `query=` so, SPARQL 1.1 Protocol
+    // §2.1.2); then the body. A kFormBodyField the client sent is dropped.
     // The reader starts the next request with the bytes that followed (pipelining).
     std::string take();
     // Bytes of a next request are already here.

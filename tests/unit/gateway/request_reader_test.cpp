@@ -160,6 +160,11 @@ TEST(RequestReaderTest, AFormContentTypeDoesNotReachTheRouter) {
     const std::string copy = r.reader.take();
     EXPECT_NE(copy.find("Content-Type: application/octet-stream\r\n"), std::string::npos) << copy;
     EXPECT_NE(copy.find("\r\n\r\na=1&b=2"), std::string::npos);
+    // Marked as form-encoded for the one route that takes a form (POST /api/v1/sparql).
+    EXPECT_NE(copy.find("Content-Type: application/octet-stream\r\nX-Glassbox-Form-Body: "
+                        "urlencoded\r\n"),
+              std::string::npos)
+        << copy;
 }
 
 TEST(RequestReaderTest, ConnectionAndExpectAreRead) {
