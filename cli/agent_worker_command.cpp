@@ -7,14 +7,33 @@
 
 #include "cli/client_options.hpp"
 #include "cli/settings.hpp"
+#include "cli/sparql_settings.hpp"
 #include "cli/worker_support.hpp"
 #include "schema/services.hpp"
 #include "workers/agent/agent_config.hpp"
 #include "workers/agent/agent_service.hpp"
+#include "workers/agent/sparql_graph_query.hpp"
 #include "workers/agent/tool_catalog.hpp"
 
 namespace glassbox::cli {
 namespace {
+
+// graph-query's engine: the configured SPARQL endpoint through the one SPARQL client.
+class ClientEngine final : public agent::SparqlEngine {
+public:
+    explicit ClientEngine(http::SparqlConfig config, std::string engine)
+        : client_(std::move(config)), name_(std::move(engine)) {
+        name_.append(name_.empty() ? "" : " at ").append(client_.config().query_url);
+    }
+    base::Result<nlohmann::json> select(std::string_view query) override {
+        return client_.select(query);
+    }
+    std::string name() const override { return name_; }
+
+private:
+    http::SparqlClient client_;
+    std::string name_;
+};
 
 struct AgentOptions {
     WorkerOptions worker;
@@ -41,6 +60,11 @@ void run_agent(const AgentOptions& options) {
     config.min_confidence = settings().number("agent.min_confidence");
     const char* no_explain = std::getenv("GLASSBOX_BENCH_NO_EXPLAIN");
     config.explain = !(no_explain != nullptr && std::string_view(no_explain) == "1");
+    if (auto sparql = sparql_config_from_settings()) {
+        const std::string engine = settings().text("sparql.engine");
+        config.sparql = std::make_shared<ClientEngine>(std::move(*sparql),
+                                                       engine.empty() ? "SPARQL endpoint" : engine);
+    }
     run_worker(std::string(schema::services::kAgent), options.worker,
                agent::make_agent_handler(config, std::move(tools)), stop_signals);
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,7 +71,35 @@ struct AggregateQuery {
 base::Result<AggregateQuery> decode_aggregate_query(const nlohmann::json& body);
 nlohmann::json encode(const AggregateQuery& query);
 
-// The query as SPARQL 1.1 text (for the explain step and a SPARQL backend).
-std::string to_sparql(const AggregateQuery& query);
+// The query as SPARQL 1.1 text (for the explain step and a SPARQL backend), over the named graph
+// `graph` when one is given (FROM <graph>). It means what the store's evaluation means: a variable
+// that is filtered, ordered or aggregated (min, max, sum, avg) is read as a value by
+// aggregate_text_value of its text (a literal's lexical form; an IRI's rdfs:label, else its local
+// name) through BINDs of ?gb_<var>_text and ?gb_<var>_num; = and != fall back to comparing that
+// text (ASCII case folded) or the IRI; order puts values first, then texts. Checked on Virtuoso
+// 7.2 (docs/agent.md §2).
+std::string to_sparql(const AggregateQuery& query, std::string_view graph = {});
+
+// The solutions behind a query's rows, for citing them: every variable of the patterns and the
+// variables standing for a slot's alternatives (aggregate_slot_var), SELECT DISTINCT, under the
+// same patterns and filters, restricted by `restrict` (SPARQL text placed first in the WHERE
+// group, e.g. a VALUES block of the rows' keys), at most `limit`; with min or max also
+// ?gb_<var>_num of the aggregated variable.
+std::string to_sparql_solutions(const AggregateQuery& query, std::string_view graph,
+                                std::string_view restrict, std::uint32_t limit);
+
+// The variable a SPARQL form gives to pattern `pattern`'s slot `position` ('s', 'p' or 'o') when
+// that slot lists alternatives.
+std::string aggregate_slot_var(std::size_t pattern, char position);
+
+// A term as SPARQL text: <IRI>, "text", "text"@lang, "text"^^<datatype>.
+std::string sparql_term(const Term& term);
+
+// A text's value for comparisons (the store's and the SPARQL form's): a number ("41.5", " 23 ",
+// "+1e3"), else a date read as its year and fraction ("1871" 1871, "1871-05" 1871 + 4/12,
+// "1871-05-03…" + 2/372); nullopt for anything else.
+std::optional<double> aggregate_text_value(std::string_view text);
+// The date reading alone (xsd:gYear, xsd:date, xsd:dateTime literals).
+std::optional<double> aggregate_date_value(std::string_view text);
 
 }  // namespace glassbox::schema

@@ -4,12 +4,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::agent {
+
+class SparqlEngine;  // workers/agent/sparql_graph_query.hpp
 
 struct AgentConfig {
     // The services the agent and its tools call.
@@ -45,6 +48,9 @@ struct AgentConfig {
     // Below this calibrated confidence the answer says it does not know (docs/confidence.md);
     // a request's min_confidence overrides it; 0: never.
     double min_confidence = 0.25;
+    // The SPARQL engine graph-query runs its queries on (sparql.endpoint set); null: the store's
+    // own `aggregate` op.
+    std::shared_ptr<SparqlEngine> sparql;
     // Send explain messages (false: the bench-only switch, GLASSBOX_BENCH_NO_EXPLAIN=1).
     bool explain = true;
 };

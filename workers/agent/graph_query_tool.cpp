@@ -1,16 +1,22 @@
 // The graph-query tool: a query written with names and relation words (by a model or the offline
 // planner) made into the store's `aggregate` query — names resolved to IRIs as triples-query
 // resolves them, relation words mapped onto the store's predicates — run, and its rows observed
-// with the facts behind them (docs/agent.md §2).
+// with the facts behind them (docs/agent.md §2). With a SPARQL engine configured the store only
+// plans the query and the engine runs it (sparql_graph_query.hpp); the store's op answers when
+// the engine fails.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
 #include "reasoner/reasoner.hpp"
+#include "schema/collection_name.hpp"
 #include "schema/messages_aggregate.hpp"
+#include "schema/sparql_graphs.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "workers/agent/agent_tools.hpp"
+#include "workers/agent/sparql_graph_query.hpp"
 
 namespace glassbox::agent {
 
@@ -152,6 +158,63 @@ json observe_rows(const json& reply, std::size_t max_chars, std::size_t& shown) 
     return rows;
 }
 
+using StoreCall = std::function<base::Result<runtime::CallResult>(std::string_view, json)>;
+
+// A query's reply and, with an engine configured, how it was answered: {"engine"} naming the
+// engine (with "mirror": the collection's version and the one mirrored, when the store says), or
+// the store's own op after the engine failed ({"engine": "store (fallback)", "engine_error"}). An
+// answer is never lost to an engine that is down.
+struct QueryRun {
+    json reply;
+    json engine = json::object();
+};
+
+// The collection's change number and the one its mirrored graph was sent at (the engine may be
+// behind when they differ), from the store's mirror stats; null when the store cannot say.
+json mirror_note(const StoreCall& store, const std::string& collection) {
+    auto stats = store("stats", json{{"sparql_mirror_only", true}});
+    if (!stats || !stats->final.is_object()) return json();
+    const json mirror = stats->final.value("sparql_mirror", json::object());
+    if (!mirror.is_object() || !mirror.contains("collections") || !mirror["collections"].is_array())
+        return json();
+    for (const json& c : mirror["collections"])
+        if (c.is_object() && c.value("name", json("")) == json(collection))
+            return {{"version", c.value("version", json(0))},
+                    {"mirrored", c.value("mirrored", json(0))}};
+    return json();
+}
+
+base::Result<QueryRun> run_query(const json& body, const AgentConfig& config,
+                                 const std::string& collection, const StoreCall& store) {
+    if (!config.sparql) {
+        auto reply = store("aggregate", body);
+        if (!reply) return std::move(reply).error();
+        return QueryRun{std::move(reply->final)};
+    }
+    // The store resolves and checks the query (its errors are the query's, not the engine's);
+    // the engine runs it over the collection's mirrored graph.
+    json plan = body;
+    plan["plan_only"] = true;
+    auto planned = store("aggregate", plan);
+    if (!planned) return std::move(planned).error();
+    auto query = schema::decode_aggregate_query(planned->final.value("query", json()));
+    if (!query) return std::move(query).error();
+    auto name = schema::validate_collection(collection);
+    if (!name) return std::move(name).error();
+    auto ran = run_sparql_aggregate(*config.sparql, *query, schema::collection_graph_iri(*name));
+    if (ran) {
+        json engine = {{"engine", config.sparql->name()}};
+        if (json mirror = mirror_note(store, *name); !mirror.is_null())
+            engine["mirror"] = std::move(mirror);
+        return QueryRun{std::move(*ran), std::move(engine)};
+    }
+    json engine = {{"engine", "store (fallback)"},
+                   {"engine_error", config.sparql->name() + ": " + ran.error().describe()}};
+    auto reply = store("aggregate", body);
+    if (!reply) return std::move(reply).error();
+    return QueryRun{std::move(reply->final), std::move(engine)};
+}
+
 }  // namespace
 
 void ToolRunner::run_graph_query(ToolOutcome& out) {
@@ -202,17 +265,19 @@ void ToolRunner::run_graph_query(ToolOutcome& out) {
             p["p"] = list.size() == 1 ? list.front() : list;
         }
     }
-    auto reply = store("aggregate", body);
-    if (!reply) return fail_query(out, reply.error().describe());
-    const json& r = reply->final;
+    auto ran = run_query(body, config_, collection_,
+                         [this](std::string_view op, json b) { return store(op, std::move(b)); });
+    if (!ran) return fail_query(out, ran.error().describe());
+    const json& r = ran->reply;
     if (r.value("truncated", false))
         return fail_query(out, "the query reads more of the graph than one request may (" +
                                    std::to_string(r.value("scanned", 0)) +
                                    " triples); narrow it with a name or a class");
     std::size_t shown = 0;
-    json obs = {{"sparql", r.value("sparql", json(""))},
+    json obs = ran->engine;
+    obs.update({{"sparql", r.value("sparql", json(""))},
                 {"row_count", r.value("total_rows", 0)},
-                {"rows", observe_rows(r, config_.max_observation_chars, shown)}};
+                {"rows", observe_rows(r, config_.max_observation_chars, shown)}});
     if (!chosen.empty()) obs["predicates"] = std::move(chosen);
     const json rows = r.value("rows", json::array());
     if (shown < rows.size()) obs["rows_omitted"] = true;

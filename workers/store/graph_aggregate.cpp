@@ -3,7 +3,6 @@
 #include "workers/store/graph_aggregate.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -37,47 +36,8 @@ std::string term_key(const Term& term) {
     return "?" + schema::encode(term).dump();
 }
 
-std::optional<double> number_of(std::string_view text) {
-    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-    if (text.empty() || text.size() > 40) return std::nullopt;
-    if (text.front() == '+') text.remove_prefix(1);
-    double value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
-        return std::nullopt;
-    return value;
-}
-
-// "1871-05-01", "1871-05-01T…", "1871-05", "1871" as a year with its fraction.
-std::optional<double> date_of(std::string_view text) {
-    const auto digits = [&](std::size_t at, std::size_t n) -> std::optional<int> {
-        if (at + n > text.size()) return std::nullopt;
-        int v = 0;
-        for (std::size_t i = at; i < at + n; ++i) {
-            if (text[i] < '0' || text[i] > '9') return std::nullopt;
-            v = v * 10 + (text[i] - '0');
-        }
-        return v;
-    };
-    const auto year = digits(0, 4);
-    if (!year) return std::nullopt;
-    if (text.size() == 4) return *year;
-    if (text.size() < 7 || text[4] != '-') return std::nullopt;
-    const auto month = digits(5, 2);
-    if (!month || *month < 1 || *month > 12) return std::nullopt;
-    double value = *year + (*month - 1) / 12.0;
-    if (text.size() >= 10 && text[7] == '-') {
-        const auto day = digits(8, 2);
-        if (!day || *day < 1 || *day > 31) return std::nullopt;
-        value += (*day - 1) / 372.0;
-    }
-    return value;
-}
-
 std::optional<double> text_value(std::string_view text) {
-    if (auto n = number_of(text)) return n;
-    return date_of(text);
+    return schema::aggregate_text_value(text);
 }
 
 std::string lower_text(std::string_view text) { return base::ascii_lower(std::string(text)); }
@@ -372,7 +332,7 @@ std::optional<double> comparable_value(const Term& term, std::string_view label)
         const std::string xsd(schema::vocab::kXsdNs);
         if (dt == xsd + "gYear" || dt == xsd + "date" || dt == xsd + "dateTime" ||
             dt == xsd + "gYearMonth")
-            return date_of(l.value);
+            return schema::aggregate_date_value(l.value);
         return text_value(l.value);
     }
     if (term.is_iri()) return text_value(label);
@@ -411,6 +371,24 @@ base::Result<json> run_aggregate(GraphStore& graph, const schema::AggregateQuery
                 {"truncated", join.truncated}, {"sparql", schema::to_sparql(q)}};
 }
 
+base::Result<json> plan_aggregate(GraphStore& graph, const schema::AggregateQuery& q) {
+    std::vector<Term> terms;
+    const auto note = [&](const Term& t) {
+        if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
+    };
+    for (const auto& p : q.match)
+        for (const auto* slot : {&p.s, &p.p, &p.o})
+            for (const auto& t : slot->terms) note(t);
+    auto labels = graph.labels(terms, std::size_t{1} << 20);
+    if (!labels) return std::move(labels).error();
+    json list = json::array();
+    for (std::size_t i = 0; i < terms.size(); ++i)
+        list.push_back({{"term", schema::encode(terms[i])}, {"label", (*labels)[i]}});
+    return json{{"query", schema::encode(q)},
+                {"labels", std::move(list)},
+                {"sparql", schema::to_sparql(q)}};
+}
+
 base::Result<json> graph_query_op(KnowledgeBases& bases, std::string_view op, const json& body,
                                   const std::function<bool()>& stop,
                                   const AggregateBounds& bounds) {
@@ -439,6 +417,7 @@ base::Result<json> graph_query_op(KnowledgeBases& bases, std::string_view op, co
     auto held = (*kb)->lock();
     if (!held) return std::move(held).error();
     storage::sql::ReadScope snapshot((*kb)->db());
+    if (query && body.value("plan_only", false)) return plan_aggregate((*kb)->graph(), *query);
     if (query) return run_aggregate((*kb)->graph(), *query, bounds, stop);
     return list_predicates((*kb)->db(), (*kb)->graph(), limit);
 }

@@ -40,6 +40,11 @@ base::Result<nlohmann::json> run_aggregate(GraphStore& graph, const schema::Aggr
 base::Result<nlohmann::json> list_predicates(storage::sql::Connection& db, GraphStore& graph,
                                              std::uint32_t limit);
 
+// `aggregate` with "plan_only": the query as the store resolved it, not run (a SPARQL engine runs
+// it): {"query": encode(query), "labels": [{"term", "label"}] of the terms its slots name,
+// "sparql"}.
+base::Result<nlohmann::json> plan_aggregate(GraphStore& graph, const schema::AggregateQuery& query);
+
 inline constexpr std::string_view kOpAggregate = "aggregate";
 inline constexpr std::string_view kOpPredicates = "predicates";
 inline constexpr std::uint32_t kMaxPredicatesLimit = 2'000;

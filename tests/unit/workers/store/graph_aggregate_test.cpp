@@ -120,6 +120,24 @@ TEST_P(GraphAggregateTest, FiltersYearsAsValuesAndOrdersThem) {
     EXPECT_EQ(out["rows"][0]["facts"][0]["text"], "Sealark was built in year 1880");
 }
 
+TEST_P(GraphAggregateTest, PlanOnlyRepliesTheResolvedQueryWithItsLabels) {
+    const json body = {{"collection", "default"},
+                       {"match", {{{"s", "?ship"}, {"p", slot("builtBy")}, {"o", slot("Halden")}}}},
+                       {"aggregate", {{"fn", "count"}, {"var", "?ship"}}}};
+    auto q = schema::decode_aggregate_query(body);
+    ASSERT_TRUE(q);
+    auto plan = plan_aggregate(*store_, *q);
+    ASSERT_TRUE(plan) << plan.error().message;
+    EXPECT_FALSE(plan->contains("rows"));  // planned, not run
+    auto again = schema::decode_aggregate_query((*plan)["query"]);
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(*again, *q);
+    ASSERT_EQ((*plan)["labels"].size(), 2u);
+    EXPECT_EQ((*plan)["labels"][0]["label"], "was built by");
+    EXPECT_EQ((*plan)["labels"][1]["label"], "Halden Ironworks");
+    EXPECT_EQ((*plan)["sparql"], schema::to_sparql(*q));
+}
+
 TEST_P(GraphAggregateTest, MinAndMaxKeepTheFactsOfTheExtreme) {
     const json min = run({{"match", {{{"s", "?ship"}, {"p", slot("yearBuilt")}, {"o", "?year"}}}},
                           {"aggregate", {{"fn", "min"}, {"var", "?year"}}}});
@@ -216,9 +234,117 @@ TEST(AggregateQueryDecode, RoundTripsAndReadsAsSparql) {
     auto again = schema::decode_aggregate_query(schema::encode(*q));
     ASSERT_TRUE(again);
     EXPECT_EQ(*again, *q);
-    EXPECT_EQ(schema::to_sparql(*q),
-              "SELECT ?x ?y WHERE {\n  ?x <http://e/year> ?y .\n  FILTER(?y >= 1860)\n} ORDER BY "
-              "DESC(?y) LIMIT 5");
+    const std::string text = schema::to_sparql(*q, "urn:glassbox:collection:c");
+    EXPECT_TRUE(
+        text.starts_with("PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nSELECT DISTINCT "
+                         "?x ?y\nFROM <urn:glassbox:collection:c>\nWHERE {\n  ?x "
+                         "<http://e/year> ?y .\n"))
+        << text;
+    EXPECT_NE(text.find("  FILTER(BOUND(?gb_y_num) && ?gb_y_num >= 1860e0)\n"), std::string::npos)
+        << text;
+    EXPECT_TRUE(
+        text.ends_with("} ORDER BY ASC(IF(BOUND(?gb_y_num), 0, 1)) DESC(?gb_y_num) "
+                       "DESC(LCASE(?gb_y_text)) LIMIT 5"))
+        << text;
+}
+
+// The SPARQL form of one filter on ?y (the query: ?x <p> ?y).
+std::string sparql_filter(const json& value, const std::string& cmp) {
+    const json body = {{"match", {{{"s", "?x"}, {"p", "<http://e/p>"}, {"o", "?y"}}}},
+                       {"filter", {{{"var", "?y"}, {"cmp", cmp}, {"value", value}}}}};
+    auto q = schema::decode_aggregate_query(body);
+    if (!q) return "error: " + q.error().message;
+    const std::string text = schema::to_sparql(*q);
+    const auto at = text.find("  FILTER(");
+    return at == std::string::npos ? text : text.substr(at + 2, text.find('\n', at) - at - 2);
+}
+
+TEST(AggregateQuerySparql, EachFilterKindReadsAsTheStoreEvaluatesIt) {
+    // An order on a number or a year: the variable's value, which must exist.
+    EXPECT_EQ(sparql_filter(1860, "<"), "FILTER(BOUND(?gb_y_num) && ?gb_y_num < 1860e0)");
+    EXPECT_EQ(sparql_filter("1860", "<="), "FILTER(BOUND(?gb_y_num) && ?gb_y_num <= 1860e0)");
+    EXPECT_EQ(sparql_filter(41.5, ">"), "FILTER(BOUND(?gb_y_num) && ?gb_y_num > 41.5e0)");
+    // A date reads as its year with the fraction the store gives it.
+    EXPECT_EQ(sparql_filter("1871-05", ">="), sparql_filter(1871 + 4 / 12.0, ">="));
+    EXPECT_EQ(sparql_filter("1871-05", ">="),
+              "FILTER(BOUND(?gb_y_num) && ?gb_y_num >= 1871.3333333333333e0)");
+    // = and != on a value: the value when the variable has one, else its text or IRI.
+    EXPECT_EQ(sparql_filter(23, "="),
+              "FILTER(IF(BOUND(?gb_y_num), ABS(?gb_y_num - 23e0) < 1e-9, (LCASE(?gb_y_text) = "
+              "\"23\" || (isIRI(?y) && STR(?y) = \"23\"))))");
+    EXPECT_EQ(sparql_filter(23, "!="),
+              "FILTER(IF(BOUND(?gb_y_num), ABS(?gb_y_num - 23e0) >= 1e-9, !(LCASE(?gb_y_text) = "
+              "\"23\" || (isIRI(?y) && STR(?y) = \"23\"))))");
+    // = and != on a name: its text, case folded, or the IRI itself (bracketed or not).
+    EXPECT_EQ(sparql_filter("Halden Ironworks", "="),
+              "FILTER((LCASE(?gb_y_text) = \"halden ironworks\" || (isIRI(?y) && STR(?y) = "
+              "\"Halden Ironworks\")))");
+    EXPECT_EQ(sparql_filter("<http://e/Halden>", "!="),
+              "FILTER(!(LCASE(?gb_y_text) = \"<http://e/halden>\" || (isIRI(?y) && STR(?y) = "
+              "\"http://e/Halden\")))");
+    // An order on a name that is no value holds for nothing, as in the store.
+    EXPECT_EQ(sparql_filter("Halden", ">"), "FILTER(false)");
+}
+
+TEST(AggregateQuerySparql, ValuesAreReadFromTheTextLabelOrLocalName) {
+    const std::string text = sparql_filter(1860, "<");
+    auto q = schema::decode_aggregate_query(
+        {{"match", {{{"s", "?x"}, {"p", "<http://e/p>"}, {"o", "?y"}}}},
+         {"filter", {{{"var", "?y"}, {"cmp", "<"}, {"value", 1860}}}}});
+    ASSERT_TRUE(q);
+    const std::string all = schema::to_sparql(*q);
+    EXPECT_NE(all.find("OPTIONAL { ?y <http://www.w3.org/2000/01/rdf-schema#label> ?gb_y_label }"),
+              std::string::npos)
+        << all;
+    EXPECT_NE(all.find("BIND(IF(isIRI(?y), STR(COALESCE(?gb_y_label, REPLACE(STR(?y), "),
+              std::string::npos)
+        << all;
+    EXPECT_NE(all.find("AS ?gb_y_num)"), std::string::npos) << all;
+    EXPECT_EQ(schema::aggregate_text_value(" +41.5 "), 41.5);
+    EXPECT_EQ(schema::aggregate_text_value("1871"), 1871.0);
+    EXPECT_EQ(schema::aggregate_text_value("1871-05"), 1871 + 4 / 12.0);
+    EXPECT_EQ(schema::aggregate_text_value("1871-05-03T10:00:00Z"), 1871 + 4 / 12.0 + 2 / 372.0);
+    EXPECT_FALSE(schema::aggregate_text_value("1871-13"));
+    EXPECT_FALSE(schema::aggregate_text_value("Halden"));
+}
+
+TEST(AggregateQuerySparql, AggregatesGroupsAndAlternatives) {
+    auto q = schema::decode_aggregate_query(
+        {{"match",
+          {{{"s", "?ship"}, {"p", {"<http://e/builtBy>", "<http://e/madeBy>"}}, {"o", "?yard"}},
+           {{"s", "?ship"}, {"p", "<http://e/year>"}, {"o", "?y"}}}},
+         {"group_by", {"?yard"}},
+         {"aggregate", {{"fn", "min"}, {"var", "?y"}}},
+         {"order_by", {{"var", "value"}, {"dir", "asc"}}},
+         {"limit", 3}});
+    ASSERT_TRUE(q) << q.error().message;
+    const std::string text = schema::to_sparql(*q);
+    EXPECT_NE(text.find("SELECT ?yard (MIN(?gb_y_num) AS ?value)\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  VALUES ?gb_alt0p { <http://e/builtBy> <http://e/madeBy> }\n  ?ship "
+                        "?gb_alt0p ?yard .\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  FILTER(BOUND(?gb_y_num))\n"), std::string::npos) << text;
+    EXPECT_TRUE(text.ends_with("} GROUP BY ?yard ORDER BY ASC(?value) LIMIT 3")) << text;
+    const std::string cited =
+        schema::to_sparql_solutions(*q, "urn:g", "VALUES (?yard) { (<http://e/Brenn>) }", 50);
+    EXPECT_NE(cited.find("SELECT DISTINCT ?ship ?y ?yard ?gb_alt0p ?gb_y_num\nFROM <urn:g>\nWHERE "
+                         "{\n  VALUES (?yard) { (<http://e/Brenn>) }\n"),
+              std::string::npos)
+        << cited;
+    EXPECT_TRUE(cited.ends_with("} LIMIT 50")) << cited;
+    // Ordered by a group's variable: the groups in a subquery, that variable read outside.
+    q->aggregate = "count";
+    q->aggregate_var = "?ship";
+    q->order_by = "?yard";
+    const std::string by_group = schema::to_sparql(*q);
+    EXPECT_NE(by_group.find("{ SELECT ?yard (COUNT(DISTINCT ?ship) AS ?value) WHERE {"),
+              std::string::npos)
+        << by_group;
+    EXPECT_TRUE(
+        by_group.ends_with("ORDER BY ASC(IF(BOUND(?gb_yard_num), 0, 1)) ASC(?gb_yard_num) "
+                           "ASC(LCASE(?gb_yard_text)) LIMIT 3"))
+        << by_group;
 }
 
 }  // namespace
