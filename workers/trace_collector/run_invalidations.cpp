@@ -143,20 +143,33 @@ struct Matched {
     std::set<std::string> sources;
 };
 
-// The top-level runs other than `change` (started before it ended) that used (kind, value).
-Result<void> match_use(Connection& db, std::int64_t change, std::optional<std::int64_t> before,
-                       char kind, const std::string& value, bool as_fact,
+// Where a change happened: its run, when it ended, and its collection (nullopt: unknown).
+struct ChangeScope {
+    std::int64_t change = 0;
+    std::optional<std::int64_t> before;
+    std::optional<std::string> collection;
+};
+
+// The top-level runs other than the change (started before it ended) that used (kind, value)
+// in the change's collection: the same fact or document in another collection is another
+// collection's knowledge (a run whose collection is unknown is counted).
+Result<void> match_use(Connection& db, const ChangeScope& scope, char kind,
+                       const std::string& value, bool as_fact,
                        std::map<std::int64_t, Matched>& out) {
     const UseCondition used =
         use_condition(kind, value, db.dialect() == storage::sql::Dialect::kPostgres);
     std::string sql =
         "SELECT id FROM sessions WHERE parent IS NULL AND id <> ?1 AND (CAST(?2 AS "
-        "BIGINT) IS NULL OR started <= ?2) AND " +
+        "BIGINT) IS NULL OR started <= ?2) AND (CAST(?4 AS TEXT) IS NULL OR collection IS NULL "
+        "OR collection = ?4) AND " +
         used.sql;
     sql.replace(sql.find("{}"), 2, "?3");
     auto q = db.prepare(sql);
     if (!q) return q.error();
-    q->bind(1, change).bind(2, before).bind(3, std::get<std::string>(used.bindings.at(0)));
+    q->bind(1, scope.change)
+        .bind(2, scope.before)
+        .bind(3, std::get<std::string>(used.bindings.at(0)))
+        .bind(4, scope.collection);
     return q->each([&](const Row& row) {
         auto& m = out[row.int64(0)];
         (as_fact ? m.facts : m.sources).insert(value);
@@ -208,15 +221,17 @@ Result<void> insert_invalidations(Connection& db, const Change& c, std::int64_t 
 Result<void> record_invalidations(Connection& db, std::int64_t session) {
     std::string uri;
     std::int64_t ended = 0;
+    ChangeScope scope{session, std::nullopt, std::nullopt};
     {
         auto q = db.prepare(
-            "SELECT uri, COALESCE(ended, last_event_at) FROM sessions WHERE id = ?1 AND kind = ?2 "
-            "AND status = 'complete'");
+            "SELECT uri, COALESCE(ended, last_event_at), collection FROM sessions WHERE id = ?1 "
+            "AND kind = ?2 AND status = 'complete'");
         if (!q) return q.error();
         q->bind(1, session).bind(2, schema::services::kStore);
         auto found = q->first([&](const Row& row) {
             uri = std::string(row.text(0));
             ended = row.int64(1);
+            if (!row.is_null(2)) scope.collection = std::string(row.text(2));
             return true;
         });
         if (!found) return found.error();
@@ -226,6 +241,7 @@ Result<void> record_invalidations(Connection& db, std::int64_t session) {
     if (!change) return change.error();
     if (!change->is_change) return {};
     const std::optional<std::int64_t> before = change->ended.value_or(ended);
+    scope.before = before;
     std::map<std::int64_t, Matched> affected;
     for (const auto& node : change->removed_facts) {
         const auto found = change->parts.find(node);
@@ -233,15 +249,13 @@ Result<void> record_invalidations(Connection& db, std::int64_t session) {
         const auto& [s, p, o] = found->second;
         if (!s || !p || !o) continue;
         const std::string fact = fact_value(*s, *p, *o);
-        if (auto r = match_use(db, session, before, use_kind::kFact, fact, true, affected); !r)
-            return r;
+        if (auto r = match_use(db, scope, use_kind::kFact, fact, true, affected); !r) return r;
     }
     std::set<std::string> sources = change->removed_sources;
     if (!change->listed) sources.insert(change->used_sources.begin(), change->used_sources.end());
     for (const auto& source : sources) {
         for (const char kind : {use_kind::kDocument, use_kind::kChunk}) {
-            if (auto r = match_use(db, session, before, kind, source, false, affected); !r)
-                return r;
+            if (auto r = match_use(db, scope, kind, source, false, affected); !r) return r;
         }
     }
     if (auto r = keep_cited(db, affected); !r) return r;

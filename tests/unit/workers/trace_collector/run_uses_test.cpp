@@ -254,6 +254,36 @@ TEST_P(RunUsesTest, ASubRunsUsesCountForItsTopLevelRun) {
     EXPECT_EQ(listed(q), (std::vector<std::string>{sub.run.session(), agent.session()}));
 }
 
+// Two usage filters, each met by a use the run's top-level run got in another batch (another
+// index row): on SQLite the rarer one drives and the other is checked per run over all its rows.
+TEST_P(RunUsesTest, CombinedFiltersSeeUsesStoredByDifferentBatches) {
+    const auto agent = FakeRun::make("agent", "Tell me about Greyhollow", kT0);
+    GraphRun first{FakeRun::make("graph-rag", "Greyhollow designer", kT0 + 1, agent.session()),
+                   {designed_},
+                   {}};
+    GraphRun second{
+        FakeRun::make("graph-rag", "Greyhollow keeper", kT0 + 2, agent.session()), {keeper_}, {}};
+    GraphRun unrelated{FakeRun::make("graph-rag", "Who keeps it?", kT0 + 3), {keeper_}, {}};
+    store_all({agent.open()}, kT0 + 10);
+    store_all(first.messages(), kT0 + 20);
+    store_all(second.messages(), kT0 + 30);
+    store_all(unrelated.messages(), kT0 + 35);
+    store_all({agent.end()}, kT0 + 40);
+
+    ListQuery q;
+    q.uses_fact = "urn:e:greyhollow urn:p:designedBy urn:e:ada";
+    q.entity = "urn:e:orrin";
+    EXPECT_EQ(listed(q), std::vector<std::string>{agent.session()});
+    q.text = "Greyhollow";
+    EXPECT_EQ(listed(q), std::vector<std::string>{agent.session()});
+    q.uses_fact.reset();
+    q.text.reset();
+    q.entity = "urn:e:orrin";
+    EXPECT_EQ(listed(q), (std::vector<std::string>{unrelated.run.session(), agent.session()}));
+    q.text = "keeps";
+    EXPECT_EQ(listed(q), std::vector<std::string>{unrelated.run.session()});
+}
+
 TEST_P(RunUsesTest, AChangeMarksExactlyTheRunsThatUsedWhatItRemoved) {
     GraphRun used{
         FakeRun::make("graph-rag", "Who designed Greyhollow Light?", kT0), {designed_}, {}};
@@ -291,6 +321,33 @@ TEST_P(RunUsesTest, AChangeMarksExactlyTheRunsThatUsedWhatItRemoved) {
     EXPECT_FALSE(other_shown->contains("affected"));
     // The change's reply decodes as the contract's type (the service checks it too).
     EXPECT_TRUE(schema::decode<schema::TraceDetail>(*shown).ok());
+}
+
+// The same fact in two collections is two collections' knowledge: a change in one marks the
+// runs of that collection only (and a run whose collection is unknown).
+TEST_P(RunUsesTest, AChangeMarksOnlyTheRunsOfItsOwnCollection) {
+    const auto in_collection = [](std::vector<schema::ExplainMessage> messages,
+                                  const std::string& session, const char* name) {
+        messages.front().explain_triples.push_back(schema::make_triple(
+            schema::iri(session), schema::iri(v::kCollection), schema::literal(name)));
+        return messages;
+    };
+    GraphRun here{
+        FakeRun::make("graph-rag", "Who designed Greyhollow Light?", kT0), {designed_}, {}};
+    GraphRun there{FakeRun::make("graph-rag", "Who designed it?", kT0 + 10), {designed_}, {}};
+    GraphRun unknown{FakeRun::make("graph-rag", "Designer?", kT0 + 20), {designed_}, {}};
+    store_all(in_collection(here.messages(), here.run.session(), "kb2"), kT0 + 50);
+    store_all(in_collection(there.messages(), there.run.session(), "default"), kT0 + 60);
+    store_all(unknown.messages(), kT0 + 70);
+    const auto change = FakeRun::make("store", "replace", kT0 + 1000);
+    store_all(in_collection(change_run(change, "replace", {designed_}, {}, "file:///data/a.ttl"),
+                            change.session(), "kb2"),
+              kT0 + 1010);
+
+    ListQuery affected;
+    affected.affected = true;
+    EXPECT_EQ(listed(affected),
+              (std::vector<std::string>{unknown.run.session(), here.run.session()}));
 }
 
 TEST_P(RunUsesTest, AnAnswerIsAffectedByTheFactsItCitesNotByItsOtherSelectedFacts) {
@@ -390,18 +447,12 @@ TEST_P(RunUsesTest, AVersion7StoreIsMigratedOnOpenAndIndexesNewRuns) {
     GraphRun before{FakeRun::make("graph-rag", "stored by version 7", kT0), {designed_}, {}};
     store_all(before.messages(), kT0 + 50);
     store_.reset();
-    const std::string downgrade =
+    const std::string downgrade_sql =
         std::string(on_postgres() ? ""
                                   : "DROP TABLE run_text_search; DROP TABLE run_uses_search; ") +
         "DROP TABLE run_uses; DROP TABLE invalidations; DROP TABLE run_text; UPDATE meta SET "
         "value = '7' WHERE key = 'schema'";
-    if (on_postgres()) {
-        site_->exec(downgrade);
-    } else {
-        auto db = storage::Database::open(dir_ / "traces.db", storage::OpenOptions{});
-        ASSERT_TRUE(db.ok()) << db.error().describe();
-        ASSERT_TRUE((*db)->exec(downgrade).ok());
-    }
+    downgrade(downgrade_sql);
     auto read_only = site_->open(OpenMode::kReadOnly, config_);
     ASSERT_FALSE(read_only.ok()) << "a reader does not migrate";
     store_ = reopen(OpenMode::kReadWrite);
