@@ -71,8 +71,14 @@ std::string step_kind(const StepFacts& facts, const Term& node) {
             prov = std::string(p);
         }
     }
+    if (gb.empty() && facts.value(node, vocab::kProvWasInvalidatedBy) &&
+        facts.value(node, vocab::kRdfSubject))
+        return "RemovedFacts";  // a batch of a knowledge change's removed facts
     return !gb.empty() ? gb : !prov.empty() ? prov : std::string("step");
 }
+
+// The IRIs of people (prov:Agent) a knowledge change names as its author.
+constexpr std::string_view kUserAgentPrefix = "urn:glassbox:agent:user:";
 
 std::string quoted(std::string_view text, std::size_t width) {
     return "\"" + cut_at_word(single_line(text), width) + "\"";
@@ -203,6 +209,7 @@ private:
         for (const auto& part : parts) text += "  " + part;
         line(0, escape_controls(text, false));
         selections_of(node, kind);
+        removed_facts_of(node);
     }
 
     std::vector<std::string> step_parts(const TraceEvent& event, const Term& node,
@@ -231,6 +238,7 @@ private:
         }
         edge_and_chunk_counts(node, kind, add);
         agent_parts(node, add);
+        change_parts(node, kind, add);
         routing_parts(node, add);
         answer_parts(node, add);
         if (auto ms = facts_.text(node, vocab::kDurationMs)) add(*ms + " ms");
@@ -310,6 +318,50 @@ private:
         if (auto tier = facts_.text(node, vocab::kAggregateTier)) add("tier " + *tier);
     }
 
+    // A knowledge change (docs/knowledge.md §10): its kind, who made it, what it added and
+    // removed; a batch of its removed facts says where they are listed.
+    template <typename Add>
+    void change_parts(const Term& node, const std::string& kind, const Add& add) {
+        if (kind == "RemovedFacts") {
+            add("listed under the change");
+            return;
+        }
+        const auto change = facts_.text(node, vocab::kChangeKind);
+        if (!change) return;
+        add(*change);
+        for (const auto& agent : facts_.values(node, vocab::kProvWasAssociatedWith)) {
+            if (agent.is_iri() && agent.as_iri().value.starts_with(kUserAgentPrefix))
+                add("by " + facts_.name(agent));
+        }
+        std::string counts = facts_.text(node, vocab::kFactsAdded).value_or("0");
+        counts.append(" added, ").append(facts_.text(node, vocab::kFactsRemoved).value_or("0"));
+        add(counts + " removed");
+        const auto sources = facts_.values(node, vocab::kRemovedSource);
+        if (!sources.empty())
+            add(std::to_string(sources.size()) +
+                (sources.size() == 1 ? " source removed" : " sources removed"));
+    }
+
+    // The facts a knowledge change removed, as "subject predicate object (source)".
+    void removed_facts_of(const Term& node) {
+        const auto removed = facts_.values(node, vocab::kRemovedFact);
+        for (std::size_t i = 0; i < removed.size() && i < options_.max_items; ++i) {
+            std::string text = "removed ";
+            for (const auto* part :
+                 {&vocab::kRdfSubject, &vocab::kRdfPredicate, &vocab::kRdfObject})
+                if (auto term = facts_.value(removed[i], *part))
+                    text.append(" ").append(facts_.name(*term));
+            if (auto source = facts_.value(removed[i], vocab::kSourceDocument))
+                text.append("  (").append(facts_.name(*source)).append(")");
+            line(8, escape_controls(text, false));
+        }
+        if (removed.size() > options_.max_items)
+            line(8, "+" + std::to_string(removed.size() - options_.max_items) +
+                        " more (--full lists them)");
+        for (const auto& source : facts_.values(node, vocab::kRemovedSource))
+            line(8, escape_controls("removed source  " + facts_.name(source), false));
+    }
+
     // The kept edges and chunks of a step by name, best first (the retrieved chunks when no
     // Focus step re-ranked them).
     void selections_of(const Term& node, const std::string& kind) {
@@ -376,6 +428,9 @@ std::string render_summary_tree(const TraceDetail& trace, const TreeOptions& opt
 
 }  // namespace detail
 
+// The removed facts of a knowledge change whose terms are labelled for the tree.
+constexpr std::size_t kRemovedFactsLabelled = 50;
+
 std::vector<std::string> iris_to_label(const TraceDetail& trace) {
     std::vector<std::string> out;
     std::set<std::string> seen;
@@ -388,7 +443,12 @@ std::vector<std::string> iris_to_label(const TraceDetail& trace) {
         for (const auto& event : run.events) {
             const Term node = schema::iri(event.explain_id);
             for (const auto& seed : facts.values(node, vocab::kSeedEntity)) note(seed);
-            for (const auto& edge : facts.values(node, vocab::kSelectedEdge)) {
+            auto statements = facts.values(node, vocab::kSelectedEdge);
+            // A knowledge change's removed facts, as many as a tree lists by default.
+            auto removed = facts.values(node, vocab::kRemovedFact);
+            if (removed.size() > kRemovedFactsLabelled) removed.resize(kRemovedFactsLabelled);
+            statements.insert(statements.end(), removed.begin(), removed.end());
+            for (const auto& edge : statements) {
                 for (const auto* part :
                      {&vocab::kRdfSubject, &vocab::kRdfPredicate, &vocab::kRdfObject})
                     for (const auto& t : facts.values(edge, *part)) note(t);

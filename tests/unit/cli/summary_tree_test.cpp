@@ -288,6 +288,54 @@ TEST(SummaryTree, AnAgentRunShowsItsToolCallsAndObservationsInOneLineEach) {
     EXPECT_FALSE(contains(tree, "\"dir\"")) << tree;
 }
 
+// A `forget` as the store records it (docs/knowledge.md §10): the change on the run's first
+// step, its removed facts (rdf:Statements invalidated by it) in a batch step of their own.
+TEST(SummaryTree, AKnowledgeChangeSaysWhoChangedWhatAndListsTheRemovedFacts) {
+    BuiltRun run("store", "forget source file:///data/orrin.ttl");
+    const auto& q = run.uris;
+    const auto node = schema::iri(q.question());
+    const auto type = schema::iri(vocab::kRdfType);
+    const auto user = schema::iri("urn:glassbox:agent:user:ada");
+    run.trace.events[0].triples.push_back(
+        schema::make_triple(node, type, schema::iri(vocab::kKnowledgeChange)));
+    for (auto t :
+         {schema::make_triple(node, schema::iri(vocab::kChangeKind),
+                              schema::literal("forget-source")),
+          schema::make_triple(node, schema::iri(vocab::kProvWasAssociatedWith), user),
+          schema::make_triple(user, schema::iri(vocab::kRdfsLabel), schema::literal("ada")),
+          schema::make_triple(node, schema::iri(vocab::kFactsAdded), schema::xsd_integer(0)),
+          schema::make_triple(node, schema::iri(vocab::kFactsRemoved), schema::xsd_integer(2)),
+          schema::make_triple(node, schema::iri(vocab::kRemovedSource),
+                              schema::iri("file:///data/orrin.ttl"))})
+        run.trace.events[0].triples.push_back(std::move(t));
+    std::vector<schema::Triple> batch;
+    for (std::size_t n = 0; n < 2; ++n) {
+        const auto fact = schema::iri(q.removed_fact(n));
+        run.trace.events[0].triples.push_back(
+            schema::make_triple(node, schema::iri(vocab::kRemovedFact), fact));
+        const auto edge =
+            kg(n == 0 ? "GreyhollowLight" : "SaltspireLight", "designedBy", "IlseVarrow");
+        batch.push_back(schema::make_triple(fact, schema::iri(vocab::kRdfSubject), edge.s));
+        batch.push_back(schema::make_triple(fact, schema::iri(vocab::kRdfPredicate), edge.p));
+        batch.push_back(schema::make_triple(fact, schema::iri(vocab::kRdfObject), edge.o));
+        batch.push_back(schema::make_triple(fact, schema::iri(vocab::kSourceDocument),
+                                            schema::iri("file:///data/orrin.ttl")));
+        batch.push_back(schema::make_triple(fact, schema::iri(vocab::kProvWasInvalidatedBy), node));
+    }
+    run.add(q.removed_fact(0), std::move(batch));
+
+    const std::string tree = render_tree(run.trace, with_labels(sample_labels()));
+    EXPECT_TRUE(contains(tree, "forget-source  by ada  0 added, 2 removed  1 source removed"))
+        << tree;
+    EXPECT_TRUE(contains(
+        tree, "\n        removed  Greyhollow Light was designed by Ilse Varrow  (orrin.ttl)"))
+        << tree;
+    EXPECT_TRUE(contains(tree, "removed source  orrin.ttl")) << tree;
+    EXPECT_TRUE(contains(tree, "[1] RemovedFacts")) << tree;
+    const auto iris = iris_to_label(run.trace);
+    EXPECT_NE(std::find(iris.begin(), iris.end(), orrin("SaltspireLight")), iris.end());
+}
+
 TEST(SummaryTree, IrisToLabelAreTheSeedsAndTheKeptEdgesEnds) {
     const auto iris = iris_to_label(routed_query().trace);
     for (const auto* local : {"GreyhollowLight", "designedBy", "IlseVarrow", "Light24", "Person24"})
