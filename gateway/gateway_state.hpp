@@ -110,7 +110,7 @@ void add_collection_routes(Gateway::State& state);  // /api/v1/collections (coll
 void add_load_routes(Gateway::State& state);
 void add_trace_tail_route(Gateway::State& state);
 void add_metrics_route(Gateway::State& state);
-void add_mcp_routes(Gateway::State& state);  // /mcp (mcp_routes.cpp, docs/mcp.md)
+void add_mcp_routes(Gateway::State& state);     // /mcp (mcp_routes.cpp, docs/mcp.md)
 void add_sparql_routes(Gateway::State& state);  // POST /api/v1/sparql (docs/sparql.md)
 
 // What a caller inside the gateway hears of a question while it runs, and how it stops it.

@@ -421,6 +421,13 @@ Result<std::optional<std::string>> search_candidates(Connection& db, std::string
 Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now) {
     const std::int64_t cutoff = incomplete_cutoff(config_, now);
     SqlFilter filter;
+    auto uses = add_use_filters(filter, query, *db_);
+    if (!uses) return uses.error();
+    // SQLite, with a usage filter: the runs it matches are the candidates (rowid lookups, or the
+    // newest-first page walked when it matches many), so collection, kind and status are checked
+    // per candidate ("+": no index) rather than walking that column's whole index.
+    const bool by_use = !filter.where.empty() && db_->dialect() == storage::sql::Dialect::kSqlite;
+    const std::size_t use_filters = filter.where.size();
     if (query.collection) filter.where.push_back("collection = " + filter.param(*query.collection));
     if (query.kind) {
         if (auto known = check_kind(*query.kind); !known) return known.error();
@@ -429,8 +436,10 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     if (query.status) {
         if (auto r = add_status_filter(filter, *query.status, cutoff); !r) return r.error();
     }
-    auto uses = add_use_filters(filter, query, *db_);
-    if (!uses) return uses.error();
+    if (by_use) {
+        for (std::size_t i = use_filters; i < filter.where.size(); ++i)
+            filter.where[i].insert(0, "+");
+    }
     if (query.since_ms) filter.where.push_back("started >= " + filter.param(*query.since_ms));
     if (query.until_ms) filter.where.push_back("started < " + filter.param(*query.until_ms));
     if (query.search) {
@@ -457,12 +466,17 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
         filter.where.push_back("parent IS NULL");
     }
     std::string clause = filter.clause();
+    // The count has no order to keep: a usage filter's matches drive it even when the page walks
+    // the page index instead ("+id IN …", run_uses.cpp).
+    std::string count_clause = clause;
+    for (std::size_t at = 0; (at = count_clause.find("+id IN (", at)) != std::string::npos;)
+        count_clause.erase(at, 1);
 
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
     const std::int64_t limit = std::max<std::int64_t>(query.limit, 0);
     const std::int64_t offset = std::max<std::int64_t>(query.offset, 0);
     const std::int64_t page_end = offset > kMax - limit ? kMax : offset + limit;
-    auto count = count_sessions(*db_, clause, filter.bindings,
+    auto count = count_sessions(*db_, count_clause, filter.bindings,
                                 query.exact_total
                                     ? std::nullopt
                                     : std::optional(std::max(config_.list_count_limit, page_end)));

@@ -149,8 +149,9 @@ INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '9');
 )sql";
 
 // The usage index, the invalidations and the answer text of runs (issue 36, docs/traces.md
-// "Which answers rest on what"; workers/trace_collector/run_uses.hpp). run_uses: what a batch
-// saw a run use, one row per (run, batch), written for the run and for its top-level run: its
+// "Which answers rest on what"; workers/trace_collector/run_uses.hpp). run_uses: what a run
+// used, one row per run (a later batch's uses merged in), written for the run and for its
+// top-level run: its
 // `terms`, each the FNV-1a 64 hash of one use's kind and value in hex, indexed by FTS5
 // (run_uses_search): an inverted index that appends a segment per commit and merges them in the
 // background, where a B-tree keyed by use took a random leaf page per use and row (40 MB of WAL
@@ -327,7 +328,16 @@ UPDATE meta SET value = '8' WHERE key = 'schema';
 
 // Version 8 → 9 (issue 36): the SPARQL mirror's queue (kMirrorSchema). Runs stored before are
 // not queued: `glassbox traces mirror --all` queues every ended top-level run (docs/traces.md).
+// And one usage-index row per run (run_uses.cpp): the rows a run got from several batches are
+// merged (terms repeated across them are harmless to FTS5).
 constexpr const char* kMigrateFrom8 = R"sql(
+CREATE TEMP TABLE run_uses_merged AS
+  SELECT session, group_concat(terms, ' ') AS terms FROM run_uses GROUP BY session
+  HAVING COUNT(*) > 1;
+DELETE FROM run_uses WHERE session IN (SELECT session FROM run_uses_merged);
+INSERT INTO run_uses(doc, session, terms)
+  SELECT session << 10, session, terms FROM run_uses_merged;
+DROP TABLE run_uses_merged;
 UPDATE meta SET value = '9' WHERE key = 'schema';
 )sql";
 
@@ -387,6 +397,8 @@ Result<void> migrate(Database& db) {
         version = "8";
     }
     if (version == "8") {
+        // The usage tables first: a store of version 7 has none yet.
+        if (auto r = db.exec(kUsesSchema); !r) return r.error();
         if (auto r = db.exec(kMigrateFrom8); !r) return r.error();
     }
     if (auto r = db.exec(kSchema); !r) return r.error();

@@ -465,6 +465,35 @@ TEST_P(RunUsesTest, AVersion7StoreIsMigratedOnOpenAndIndexesNewRuns) {
     EXPECT_EQ(listed(q), std::vector<std::string>{after.run.session()});
 }
 
+// SQLite, version 8 kept a row per (run, batch); version 9 keeps one per run, so that combined
+// filters are one FTS5 AND. The upgrade merges a run's rows: here every use was in a row of its
+// own, and the run is still found by three filters at once.
+TEST_P(RunUsesTest, AVersion8StoresRowsOfOneRunAreMergedOnOpen) {
+    if (on_postgres()) GTEST_SKIP() << "PostgreSQL keeps a row per batch (GIN overlap per filter)";
+    GraphRun run{
+        FakeRun::make("graph-rag", "Who designed Greyhollow Light?", kT0), {designed_}, {}};
+    store_all(run.messages(), kT0 + 50);
+    downgrade(R"sql(
+CREATE TEMP TABLE split AS WITH RECURSIVE parts(session, n, term, rest) AS (
+  SELECT session, 0, '', terms || ' ' FROM run_uses
+  UNION ALL SELECT session, n + 1, substr(rest, 1, instr(rest, ' ') - 1),
+                   substr(rest, instr(rest, ' ') + 1) FROM parts WHERE rest <> '')
+  SELECT session, n, term FROM parts WHERE n > 0;
+DELETE FROM run_uses;
+INSERT INTO run_uses(doc, session, terms) SELECT (session << 10) + n, session, term FROM split;
+DROP TABLE split;
+DROP TABLE sparql_pending;
+UPDATE meta SET value = '8' WHERE key = 'schema';
+)sql");
+    store_ = reopen(OpenMode::kReadWrite);
+    ASSERT_TRUE(store_);
+    ListQuery q;
+    q.uses_fact = "urn:e:greyhollow urn:p:designedBy urn:e:ada";
+    q.entity = "urn:e:ada";
+    q.uses_source = "file:///data/orrin.ttl";
+    EXPECT_EQ(listed(q), std::vector<std::string>{run.run.session()});
+}
+
 TEST(ParseFact, GivesTheIndexedFormOrSaysWhatIsWrong) {
     auto plain = detail::parse_fact("urn:a urn:p a plain literal");
     ASSERT_TRUE(plain.ok());
