@@ -483,6 +483,30 @@ HttpRequest json_post(const std::string& url, const nlohmann::json& body, const 
     return request;
 }
 
+// The request's header list as curl takes it: its content type, accept and own headers (a name
+// or value that could split the header block is refused), and no 100-continue round trip.
+base::Result<CurlSlist> request_headers(const HttpRequest& request) {
+    CurlSlist headers;
+    const auto append = [&](const std::string& line) {
+        curl_slist* next = curl().slist_append(headers.get(), line.c_str());
+        if (next == nullptr) throw std::bad_alloc();
+        (void)headers.release();
+        headers.reset(next);
+    };
+    if (!request.content_type.empty()) append("Content-Type: " + request.content_type);
+    if (!request.accept.empty()) append("Accept: " + request.accept);
+    append("Expect:");  // no 100-continue round trip before larger bodies
+    for (const auto& [name, value] : request.headers) {
+        if (name.find_first_of(":\r\n") != std::string::npos ||
+            value.find_first_of("\r\n") != std::string::npos) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "header \"" + name + "\" has a character not allowed in a header");
+        }
+        append(std::string(name).append(": ").append(value));
+    }
+    return headers;
+}
+
 }  // namespace
 
 HttpClient::HttpClient(HttpOptions options)
@@ -507,24 +531,8 @@ base::Result<HttpResponse> HttpClient::send(const HttpRequest& request,
     auto deadline = start + options.timeout;
     if (call.deadline && *call.deadline < deadline) deadline = *call.deadline;
 
-    CurlSlist headers;
-    const auto append = [&](const std::string& line) {
-        curl_slist* next = curl().slist_append(headers.get(), line.c_str());
-        if (next == nullptr) throw std::bad_alloc();
-        (void)headers.release();
-        headers.reset(next);
-    };
-    if (!request.content_type.empty()) append("Content-Type: " + request.content_type);
-    if (!request.accept.empty()) append("Accept: " + request.accept);
-    append("Expect:");  // no 100-continue round trip before larger bodies
-    for (const auto& [name, value] : request.headers) {
-        if (name.find_first_of(":\r\n") != std::string::npos ||
-            value.find_first_of("\r\n") != std::string::npos) {
-            return make_error(ErrorType::kInvalidRequest,
-                              "header \"" + name + "\" has a character not allowed in a header");
-        }
-        append(std::string(name).append(": ").append(value));
-    }
+    auto headers = request_headers(request);
+    if (!headers) return headers.error();
 
     const int max_retries = std::max(options.max_retries, 0);
     const std::string where = redact_url(url);
@@ -538,7 +546,7 @@ base::Result<HttpResponse> HttpClient::send(const HttpRequest& request,
         {
             CurlEasy handle = pool.acquire();
             attempt =
-                perform(handle.get(), request, headers.get(), options, deadline, on_chunk, call);
+                perform(handle.get(), request, headers->get(), options, deadline, on_chunk, call);
             pool.release(std::move(handle));
         }
         if (attempt.response) return std::move(*attempt.response);

@@ -416,6 +416,32 @@ Result<std::optional<std::string>> search_candidates(Connection& db, std::string
     return std::optional<std::string>{std::move(phrase)};
 }
 
+// A question search: LIKE, case-insensitive (SQLite's LIKE is, for ASCII; PostgreSQL's ILIKE,
+// whose planner takes the trigram index sessions_question_trgm when the search is selective),
+// and on SQLite the trigram index's candidates when they are few (search_candidates).
+Result<void> add_search_filter(SqlFilter& filter, Connection& db, const std::string& search) {
+    const bool postgres = db.dialect() == storage::sql::Dialect::kPostgres;
+    filter.where.push_back("question" + std::string(postgres ? " ILIKE " : " LIKE ") +
+                           filter.param(like_pattern(search)) + " ESCAPE '\\'");
+    if (postgres) return {};
+    auto candidates = search_candidates(db, search);
+    if (!candidates) return candidates.error();
+    if (*candidates) {
+        filter.where.push_back(
+            "id IN (SELECT rowid FROM sessions_search WHERE sessions_search MATCH " +
+            filter.param(**candidates) + ")");
+    }
+    return {};
+}
+
+// The list's clause for its count: the count has no order to keep, so a usage filter's matches
+// drive it even where the page walks the page index instead ("+id IN …", run_uses.cpp).
+std::string driven_by_matches(std::string clause) {
+    for (std::size_t at = 0; (at = clause.find("+id IN (", at)) != std::string::npos;)
+        clause.erase(at, 1);
+    return clause;
+}
+
 }  // namespace
 
 Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now) {
@@ -443,20 +469,7 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     if (query.since_ms) filter.where.push_back("started >= " + filter.param(*query.since_ms));
     if (query.until_ms) filter.where.push_back("started < " + filter.param(*query.until_ms));
     if (query.search) {
-        // Case-insensitive: SQLite's LIKE is (for ASCII), PostgreSQL's is not. PostgreSQL's
-        // planner takes the trigram index (sessions_question_trgm) when the search is selective.
-        const bool postgres = db_->dialect() == storage::sql::Dialect::kPostgres;
-        filter.where.push_back("question" + std::string(postgres ? " ILIKE " : " LIKE ") +
-                               filter.param(like_pattern(*query.search)) + " ESCAPE '\\'");
-        if (!postgres) {
-            auto candidates = search_candidates(*db_, *query.search);
-            if (!candidates) return candidates.error();
-            if (*candidates) {
-                filter.where.push_back(
-                    "id IN (SELECT rowid FROM sessions_search WHERE sessions_search MATCH " +
-                    filter.param(**candidates) + ")");
-            }
-        }
+        if (auto r = add_search_filter(filter, *db_, *query.search); !r) return r.error();
     }
     if (query.parent) {
         auto parent = resolve_session(*query.parent);
@@ -466,11 +479,7 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
         filter.where.push_back("parent IS NULL");
     }
     std::string clause = filter.clause();
-    // The count has no order to keep: a usage filter's matches drive it even when the page walks
-    // the page index instead ("+id IN …", run_uses.cpp).
-    std::string count_clause = clause;
-    for (std::size_t at = 0; (at = count_clause.find("+id IN (", at)) != std::string::npos;)
-        count_clause.erase(at, 1);
+    const std::string count_clause = driven_by_matches(clause);
 
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
     const std::int64_t limit = std::max<std::int64_t>(query.limit, 0);
