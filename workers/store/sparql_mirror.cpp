@@ -164,26 +164,14 @@ Result<CollectionExport> export_collection(storage::sql::Connection& db, GraphSt
 // ---- the shared status ---------------------------------------------------------------------
 
 void SparqlMirrorStatus::notify_change() {
-    {
-        std::lock_guard lock(mutex_);
-        changed_ = true;
-    }
-    wake_.notify_all();
+    // Under the lock: the mirror clears its waker (stop) before its thread goes.
+    std::lock_guard lock(mutex_);
+    if (waker_) waker_();
 }
 
-bool SparqlMirrorStatus::wait(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, timeout, [this] { return stopping_ || changed_; });
-    changed_ = false;
-    return !stopping_;
-}
-
-void SparqlMirrorStatus::stop() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
+void SparqlMirrorStatus::set_waker(std::function<void()> waker) {
+    std::lock_guard lock(mutex_);
+    waker_ = std::move(waker);
 }
 
 void SparqlMirrorStatus::failed(const std::string& error) {
@@ -255,38 +243,36 @@ SparqlMirror::SparqlMirror(KnowledgeBases& bases, std::unique_ptr<MirrorEngine> 
 SparqlMirror::~SparqlMirror() { stop(); }
 
 void SparqlMirror::start() {
-    if (thread_.joinable()) return;
-    thread_ = std::thread([this] { run(); });
+    status_->set_waker([this] { thread_.wake(); });
+    thread_.start(config_.interval, [this] {
+        run_once();
+        return false;
+    });
 }
 
 void SparqlMirror::stop() {
-    status_->stop();
-    if (thread_.joinable()) thread_.join();
+    status_->set_waker(nullptr);
+    thread_.stop();
 }
 
-void SparqlMirror::run() {
-    auto log = base::component_logger("store-sparql-mirror");
-    // An engine that stays down fails every interval: logged when it starts and when it ends.
-    bool failing = false;
-    do {
-        // No exception leaves the thread: a failure is counted and the next interval retries.
-        try {
-            const auto pass = mirror_once();
-            if (pass.sent > 0 || pass.deleted > 0) {
-                log->info("event=mirrored graphs_sent={} graphs_deleted={}", pass.sent,
-                          pass.deleted);
-            }
-            if (pass.failed > 0 && !failing) {
-                log->warn("event=mirror_failing error=\"{}\"", status_->last_error());
-            } else if (pass.failed == 0 && failing) {
-                log->info("event=mirror_recovered");
-            }
-            failing = pass.failed > 0;
-        } catch (const std::exception& e) {
-            status_->failed(e.what());
-            log->error("event=mirror_failed error=\"{}\"", e.what());
+void SparqlMirror::run_once() {
+    static const auto log = base::component_logger("store-sparql-mirror");
+    // No exception leaves the thread: a failure is counted and the next interval retries. An
+    // engine that stays down fails every interval: logged when it starts and when it ends.
+    try {
+        const auto pass = mirror_once();
+        if (pass.sent > 0 || pass.deleted > 0)
+            log->info("event=mirrored graphs_sent={} graphs_deleted={}", pass.sent, pass.deleted);
+        if (pass.failed > 0 && !failing_) {
+            log->warn("event=mirror_failing error=\"{}\"", status_->last_error());
+        } else if (pass.failed == 0 && failing_) {
+            log->info("event=mirror_recovered");
         }
-    } while (status_->wait(config_.interval));
+        failing_ = pass.failed > 0;
+    } catch (const std::exception& e) {
+        status_->failed(e.what());
+        log->error("event=mirror_failed error=\"{}\"", e.what());
+    }
 }
 
 Result<void> SparqlMirror::find_deleted(const std::vector<std::string>& names) {

@@ -5,17 +5,17 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
+#include "base/periodic_thread.hpp"
 #include "base/result.hpp"
 #include "schema/messages.hpp"
 #include "storage/sql.hpp"
@@ -80,9 +80,8 @@ class SparqlMirrorStatus {
 public:
     // A write in this process: the mirror looks at once instead of at its next interval.
     void notify_change();
-    // Waits for notify_change(), stop() or `timeout`; false once stopped.
-    bool wait(std::chrono::milliseconds timeout);
-    void stop();
+    // What notify_change() calls while a mirror runs (the mirror sets it; null: none runs).
+    void set_waker(std::function<void()> waker);
 
     void failed(const std::string& error);
     void set_pending_deletes(std::uint64_t n);
@@ -92,9 +91,7 @@ public:
 
 private:
     mutable std::mutex mutex_;
-    std::condition_variable wake_;
-    bool changed_ = false;
-    bool stopping_ = false;
+    std::function<void()> waker_;
     std::uint64_t failures_ = 0;
     std::string last_error_;
     std::uint64_t pending_deletes_ = 0;
@@ -142,7 +139,8 @@ public:
     MirrorPass mirror_once();
 
 private:
-    void run();
+    // One pass of the thread, logged when the engine starts or stops failing. Never throws.
+    void run_once();
     // Graph names to delete: the collections gone since the last pass and, once after a start
     // or an engine failure, every collection graph in the engine with no collection.
     base::Result<void> find_deleted(const std::vector<std::string>& names);
@@ -156,7 +154,8 @@ private:
     std::set<std::string> known_;      // the collections of the last pass
     std::set<std::string> to_delete_;  // graph names
     bool swept_ = false;
-    std::thread thread_;
+    bool failing_ = false;  // the last pass failed (the thread's own)
+    base::PeriodicThread thread_;
 };
 
 }  // namespace glassbox::store

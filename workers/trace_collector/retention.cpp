@@ -1,6 +1,7 @@
 // The trace collector's retention thread and counters (docs/traces.md, "Retention").
 #include "workers/trace_collector/retention.hpp"
 
+#include <exception>
 #include <utility>
 
 #include "base/log.hpp"
@@ -51,18 +52,10 @@ RetentionWorker::RetentionWorker(std::unique_ptr<TraceStore> store, RetentionCon
 RetentionWorker::~RetentionWorker() { stop(); }
 
 void RetentionWorker::start() {
-    if (thread_.joinable()) return;
-    thread_ = std::thread([this] { run(); });
+    thread_.start(config_.interval, [this] { return run_once(); });
 }
 
-void RetentionWorker::stop() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-}
+void RetentionWorker::stop() { thread_.stop(); }
 
 base::Result<PruneCounts> RetentionWorker::prune_once(WallClock::time_point now) {
     PruneRequest request = config_.request(now);
@@ -83,30 +76,25 @@ base::Result<PruneCounts> RetentionWorker::prune_once(WallClock::time_point now)
     return counts;
 }
 
-void RetentionWorker::run() {
-    auto log = base::component_logger("trace-retention");
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-        lock.unlock();
-        // No exception leaves the thread: a failure is counted and the next interval retries.
-        try {
-            auto counts = prune_once();
-            if (!counts) {
-                log->warn("event=prune_failed error=\"{}\"", counts.error().describe());
-            } else if (counts->traces > 0 || counts->quarantined > 0) {
-                log->info(
-                    "event=pruned traces={} sessions={} events={} texts={} quarantined={} "
-                    "bytes_before={} bytes_after={}",
-                    counts->traces, counts->sessions, counts->events, counts->texts,
-                    counts->quarantined, counts->bytes_before, counts->bytes_after);
-            }
-        } catch (const std::exception& e) {
-            counters_->failed(e.what());
-            log->error("event=prune_failed error=\"{}\"", e.what());
+bool RetentionWorker::run_once() {
+    static const auto log = base::component_logger("trace-retention");
+    // No exception leaves the thread: a failure is counted and the next interval retries.
+    try {
+        auto counts = prune_once();
+        if (!counts) {
+            log->warn("event=prune_failed error=\"{}\"", counts.error().describe());
+        } else if (counts->traces > 0 || counts->quarantined > 0) {
+            log->info(
+                "event=pruned traces={} sessions={} events={} texts={} quarantined={} "
+                "bytes_before={} bytes_after={}",
+                counts->traces, counts->sessions, counts->events, counts->texts,
+                counts->quarantined, counts->bytes_before, counts->bytes_after);
         }
-        lock.lock();
-        wake_.wait_for(lock, config_.interval, [this] { return stopping_; });
+    } catch (const std::exception& e) {
+        counters_->failed(e.what());
+        log->error("event=prune_failed error=\"{}\"", e.what());
     }
+    return false;
 }
 
 }  // namespace glassbox::trace

@@ -3,14 +3,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "base/periodic_thread.hpp"
 #include "base/result.hpp"
 #include "schema/messages_trace.hpp"
 #include "workers/trace_collector/trace_store.hpp"
@@ -65,15 +64,13 @@ public:
     base::Result<PruneCounts> prune_once(WallClock::time_point now = WallClock::now());
 
 private:
-    void run();
+    // One pass of the thread: a prune, counted and logged; never throws.
+    bool run_once();
 
     std::unique_ptr<TraceStore> store_;
     RetentionConfig config_;
     std::shared_ptr<RetentionCounters> counters_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;
-    std::thread thread_;
+    base::PeriodicThread thread_;
 };
 
 }  // namespace glassbox::trace

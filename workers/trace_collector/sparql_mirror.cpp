@@ -49,28 +49,17 @@ SparqlMirror::SparqlMirror(std::unique_ptr<TraceStore> store, GraphPut put, Mirr
 SparqlMirror::~SparqlMirror() { stop(); }
 
 void SparqlMirror::start() {
-    if (thread_.joinable()) return;
-    thread_ = std::thread([this] { run(); });
+    thread_.start(config_.interval, [this] { return run_once(); });
 }
 
-void SparqlMirror::stop() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-}
+void SparqlMirror::stop() { thread_.stop(); }
 
 Result<std::size_t> SparqlMirror::mirror_once() {
     auto items = store_->mirror_pending(config_.batch);
     if (!items) return items.error();
     std::size_t mirrored = 0;
     for (const MirrorItem& item : *items) {
-        {
-            std::lock_guard lock(mutex_);
-            if (stopping_) break;
-        }
+        if (thread_.stopping()) break;
         auto graph = store_->mirror_ntriples(item.session);
         // Pruned since it was read: its queue row went with it.
         if (!graph && graph.error().type == ErrorType::kNotFound) continue;
@@ -91,34 +80,26 @@ Result<std::size_t> SparqlMirror::mirror_once() {
     return mirrored;
 }
 
-void SparqlMirror::run() {
-    auto log = base::component_logger("trace-mirror");
-    bool failing = false;
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-        lock.unlock();
-        bool more = false;
-        // No exception leaves the thread: a failure is counted and the next interval retries.
-        try {
-            auto mirrored = mirror_once();
-            if (!mirrored) {
-                if (!failing) {
-                    log->warn("event=mirror_failed error=\"{}\" action=retry_every_interval",
-                              mirrored.error().describe());
-                }
-                failing = true;
-            } else {
-                if (failing) log->info("event=mirror_resumed mirrored={}", *mirrored);
-                failing = false;
-                // A full batch: more may be queued, the next pass starts at once.
-                more = *mirrored > 0 && static_cast<std::int64_t>(*mirrored) >= config_.batch;
+bool SparqlMirror::run_once() {
+    static const auto log = base::component_logger("trace-mirror");
+    // No exception leaves the thread: a failure is counted and the next interval retries.
+    try {
+        auto mirrored = mirror_once();
+        if (!mirrored) {
+            if (!failing_) {
+                log->warn("event=mirror_failed error=\"{}\" action=retry_every_interval",
+                          mirrored.error().describe());
             }
-        } catch (const std::exception& e) {
-            counters_->failed(e.what());
-            log->error("event=mirror_failed error=\"{}\"", e.what());
+            failing_ = true;
+            return false;
         }
-        lock.lock();
-        if (!more) wake_.wait_for(lock, config_.interval, [this] { return stopping_; });
+        if (failing_) log->info("event=mirror_resumed mirrored={}", *mirrored);
+        failing_ = false;
+        return *mirrored > 0 && static_cast<std::int64_t>(*mirrored) >= config_.batch;
+    } catch (const std::exception& e) {
+        counters_->failed(e.what());
+        log->error("event=mirror_failed error=\"{}\"", e.what());
+        return false;
     }
 }
 

@@ -7,15 +7,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 
+#include "base/periodic_thread.hpp"
 #include "base/result.hpp"
 #include "schema/messages_trace.hpp"
 #include "workers/trace_collector/trace_store.hpp"
@@ -75,16 +74,16 @@ public:
     base::Result<std::size_t> mirror_once();
 
 private:
-    void run();
+    // One pass of the thread, logged when the engine starts or stops failing; true when a full
+    // batch went (more may be queued: the next pass starts at once). Never throws.
+    bool run_once();
 
     std::unique_ptr<TraceStore> store_;
     GraphPut put_;
     MirrorConfig config_;
     std::shared_ptr<MirrorCounters> counters_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;
-    std::thread thread_;
+    bool failing_ = false;  // the last pass failed (the thread's own)
+    base::PeriodicThread thread_;
 };
 
 }  // namespace glassbox::trace
