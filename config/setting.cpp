@@ -210,6 +210,11 @@ Setting& Setting::env_alias(std::string name) {
     return *this;
 }
 
+Setting& Setting::structured_value() {
+    structured = true;
+    return *this;
+}
+
 Setting text_setting(std::string key, std::string fallback, std::string doc) {
     return make_setting(std::move(key), Kind::kText, Value{std::move(fallback)}, std::move(doc));
 }

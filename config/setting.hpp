@@ -44,6 +44,10 @@ struct Setting {
     // Older environment variable names still read (below the mechanical name).
     std::vector<std::string> env_aliases;
     std::string doc;  // one line
+    // A text setting whose file form may also be a TOML array or table (`rules = ["email"]`,
+    // `prices = { "gpt-4o" = { input = 2.5, output = 10.0 } }`): the layer holds it as its JSON
+    // text, which is also what its environment variable and flag take.
+    bool structured = false;
 
     // GLASSBOX_ + the key upper-cased, dots as underscores: broker.heartbeat_ms ->
     // GLASSBOX_BROKER_HEARTBEAT_MS.
@@ -59,6 +63,7 @@ struct Setting {
     // Builder steps for a registry table that reads as one line per setting.
     Setting& flag(std::string name);
     Setting& env_alias(std::string name);
+    Setting& structured_value();
 };
 
 Setting text_setting(std::string key, std::string fallback, std::string doc);

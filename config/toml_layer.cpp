@@ -34,6 +34,37 @@ Reading read_node(const toml::node& node) {
     return {std::nullopt, "a date or time"};
 }
 
+// A TOML array or table as one line of JSON (toml++'s JSON writer, its line breaks dropped: a
+// newline in a string is written as \\n, so no line break is part of a value).
+std::string structured_json(const toml::node& node) {
+    std::ostringstream out;
+    if (const auto* array = node.as_array()) {
+        out << toml::json_formatter{*array};
+    } else {
+        out << toml::json_formatter{*node.as_table()};
+    }
+    std::string text;
+    bool in_string = false;
+    bool escaped = false;
+    for (const char c : out.str()) {
+        if (in_string) {
+            text += c;
+            if (escaped) {
+                escaped = false;
+            } else if (c == '\\') {
+                escaped = true;
+            } else if (c == '"') {
+                in_string = false;
+            }
+            continue;
+        }
+        if (c == '"') in_string = true;
+        if (c == '\n' || c == ' ') continue;
+        text += c;
+    }
+    return text;
+}
+
 class Walker {
 public:
     Walker(const Registry& registry, const std::string& path) : registry_(registry), path_(path) {}
@@ -75,6 +106,12 @@ private:
     base::Result<void> read_entry(const Setting& setting, const toml::node& node,
                                   const toml::source_region& key_at) {
         const auto& where = node.source().begin.line != 0 ? node.source() : key_at;
+        if (setting.structured && (node.is_array() || node.is_table())) {
+            Value value{structured_json(node)};
+            if (auto why = setting.problem(value)) return error(where, *why);
+            layer_.set(setting.key, std::move(value), Origin{Source::kFile, at_line(path_, where)});
+            return {};
+        }
         auto reading = read_node(node);
         if (!reading.value) {
             return error(where, setting.key + ": expected " + setting.expectation() + ", got " +

@@ -20,6 +20,8 @@ inline Registry test_registry() {
         bool_setting("up.gateway", true, "start the gateway").flag("--no-gateway"),
         integer_setting("graph_rag.entity_limit", 50, 1, 1000, "entities"),
         choice_setting("log.format", "human", {"human", "json"}, "log format"),
+        text_setting("redaction.rules", "", "rule names").structured_value(),
+        text_setting("costs.prices", "", "prices per model").structured_value(),
     }};
 }
 

@@ -68,6 +68,35 @@ TEST(TomlLayerTest, ReadsTablesInlineTablesAndDottedKeysWithTheirLines) {
     EXPECT_FALSE(std::get<bool>(entry(*layer, "up.gateway")->value));
 }
 
+TEST(TomlLayerTest, AStructuredSettingTakesAnArrayOrATableAsItsJsonText) {
+    const auto registry = testing::test_registry();
+    auto layer = parse_toml(registry,
+                            "[redaction]\n"
+                            "rules = [\"email\", \"card\"]\n"
+                            "[costs.prices]\n"
+                            "\"gpt-4o\" = { input = 2.5, output = 10 }\n"
+                            "\"a b\" = { input = 0.0, output = 1.5 }\n",
+                            "/h/config.toml");
+    ASSERT_TRUE(layer) << layer.error().message;
+    const auto* rules = entry(*layer, "redaction.rules");
+    ASSERT_NE(rules, nullptr);
+    EXPECT_EQ(std::get<std::string>(rules->value), R"(["email","card"])");
+    EXPECT_EQ(rules->origin.where, "/h/config.toml:2");
+    const auto* prices = entry(*layer, "costs.prices");
+    ASSERT_NE(prices, nullptr);
+    const auto& json = std::get<std::string>(prices->value);
+    EXPECT_NE(json.find(R"("gpt-4o":{"input":2.5,"output":10})"), std::string::npos) << json;
+    EXPECT_NE(json.find(R"("a b":{)"), std::string::npos) << json;
+    EXPECT_EQ(json.find('\n'), std::string::npos);
+    // The same setting as plain text, as the environment gives it.
+    layer = parse_toml(registry, "redaction.rules = \"email, phone\"\n", "/h/config.toml");
+    ASSERT_TRUE(layer) << layer.error().message;
+    EXPECT_EQ(std::get<std::string>(entry(*layer, "redaction.rules")->value), "email, phone");
+    // An array for a setting that is not structured is still an error.
+    EXPECT_EQ(error_of("[broker]\nendpoint = [\"a\"]\n"),
+              "/h/config.toml:2: broker.endpoint: expected a string, got an array");
+}
+
 TEST(TomlLayerTest, AWrongTypeNamesFileLineAndKey) {
     EXPECT_EQ(error_of("[broker]\n\nheartbeat_ms = \"fast\"\n"),
               "/h/config.toml:3: broker.heartbeat_ms: expected an integer from 10 to 3600000, got "
