@@ -10,6 +10,7 @@
 #include "broker/detail/worker_side.hpp"
 #include "bus/detail/client_frames.hpp"
 #include "schema/messages.hpp"
+#include "schema/otel_ids.hpp"
 
 namespace glassbox::broker::detail {
 
@@ -177,7 +178,8 @@ void ClientSide::on_gb_request(std::string_view identity) {
     body.push_back(state_.in.take(decoded.value().body_frame));
     accept_request(ClientKind::kGb, identity, service, std::move(request_id), std::move(body),
                    request_deadline(decoded.value().deadline_ms),
-                   decoded.value().options.explain == bus::ExplainDelivery::kStream);
+                   decoded.value().options.explain == bus::ExplainDelivery::kStream,
+                   decoded.value().options.trace);
 }
 
 milliseconds ClientSide::request_deadline(std::uint64_t deadline_ms) const {
@@ -259,7 +261,7 @@ void ClientSide::answer_mmi(ClientKind kind, std::string_view identity, std::str
 void ClientSide::accept_request(ClientKind kind, std::string_view identity,
                                 std::string_view service_name, std::string request_id,
                                 std::vector<zmq::message_t> body, milliseconds deadline,
-                                bool explain_partials) {
+                                bool explain_partials, std::string trace) {
     ++state_.counters.requests;
     Service& service = state_.services.service_for(service_name);
     auto owned = state_.requests.make();
@@ -267,6 +269,7 @@ void ClientSide::accept_request(ClientKind kind, std::string_view identity,
     request.client_kind = kind;
     request.packed = state_.in.packed();
     request.explain_partials = explain_partials;
+    request.trace = std::move(trace);
     request.client.assign(identity);
     request.request_id = std::move(request_id);
     request.service = &service;
@@ -352,19 +355,30 @@ void ClientSide::on_deadline(Request& request) {
 
 void ClientSide::log_request_failed(ClientKind kind, std::string_view request_id,
                                     std::uint64_t token, const std::vector<SessionTrack>& sessions,
-                                    std::string_view service, const Error& error) {
-    // request= is the id the worker's lines carry too: the client's (GBC01), else the token.
+                                    std::string_view service, const Error& error,
+                                    const std::string* trace) {
+    // request= is the id the worker's lines carry too: the client's (GBC01), else the token;
+    // trace= its run's session, otel_trace_id= its top-level run's trace (docs/operations.md).
+    const std::string session =
+        sessions.empty() ? std::string("-") : printable(sessions.front().session);
+    std::string otel;
+    if (trace != nullptr && !trace->empty()) {
+        otel = *trace;
+    } else if (trace != nullptr && !sessions.empty()) {
+        otel = schema::otel::trace_id_of(sessions.front().session).value_or("");
+    }
     state_.log->info(
-        "event=request_failed request={} session={} token={} service={} type={} message=\"{}\"",
-        kind == ClientKind::kGb ? printable(request_id) : std::to_string(token),
-        sessions.empty() ? std::string("-") : printable(sessions.front().session), token, service,
-        base::to_string(error.type), error.message);
+        "event=request_failed request={} session={} trace={} otel_trace_id={} token={} "
+        "service={} type={} message=\"{}\"",
+        kind == ClientKind::kGb ? printable(request_id) : std::to_string(token), session, session,
+        otel.empty() ? std::string("-") : otel, token, service, base::to_string(error.type),
+        error.message);
 }
 
 void ClientSide::finish(Request& request, const Error& error, bool notify_client) {
     state_.count_error(error.type);
     log_request_failed(request.client_kind, request.request_id, request.id, request.sessions,
-                       request.service->name, error);
+                       request.service->name, error, &request.trace);
     explain_.close_open_sessions(request, &error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {

@@ -48,7 +48,8 @@ bool WorkerSide::send_request_to(Worker& worker, Request& request) {
             meta_, gb ? std::string_view{request.request_id} : token, request.service->name,
             static_cast<std::uint64_t>(left.count()), static_cast<std::uint64_t>(request.attempts),
             gb ? proto::kGbClient : proto::kMdpClient,
-            gb && !request.explain_partials ? bus::kMetaExplainNone : std::string_view{});
+            gb && !request.explain_partials ? bus::kMetaExplainNone : std::string_view{},
+            request.trace);
         state_.outbox.out(meta_);
     }
     // Copies share the payload (libzmq reference counts large messages): the body stays
@@ -212,11 +213,14 @@ void WorkerSide::delete_worker(Worker& worker, bool send_disconnect, std::string
                             true);
         } else {
             ++state_.counters.retries;
-            state_.log->info("event=redispatch request={} token={} service={} attempt={}",
+            // The broker knows a request's trace only from its option trace= (a worker's call);
+            // the worker's own lines name the run (docs/operations.md, "Logs").
+            state_.log->info("event=redispatch request={} token={} service={} attempt={}{}{}",
                              request->client_kind == ClientKind::kGb
                                  ? printable(request->request_id)
                                  : std::to_string(request->id),
-                             request->id, service.name, request->attempts + 1);
+                             request->id, service.name, request->attempts + 1,
+                             request->trace.empty() ? "" : " otel_trace_id=", request->trace);
             requeue.push_back(request->id);
         }
     }

@@ -3,6 +3,7 @@
 #include "bus/detail/client_frames.hpp"
 
 #include "bus/request_options.hpp"
+#include "schema/otel_ids.hpp"
 
 namespace glassbox::bus {
 
@@ -27,6 +28,34 @@ bool option_word(std::string_view word) noexcept {
 
 base::Error options_error(const std::string& why) { return frame_error("request options: " + why); }
 
+// Takes one option into `options`; `seen` counts the names already taken (bit 1 explain, 2 trace).
+Result<void> take_option(RequestOptions& options, std::string_view name, std::string_view value,
+                         unsigned& seen) {
+    const unsigned bit = name == kExplainOption ? 1U : name == kTraceOption ? 2U : 0U;
+    if (bit == 0) {
+        return options_error("unknown option \"" + std::string{name} +
+                             "\" (this broker knows: explain, trace)");
+    }
+    if ((seen & bit) != 0) return options_error(std::string{name} + " given twice");
+    seen |= bit;
+    if (bit == 2U) {
+        if (!schema::otel::valid_trace_id(value)) {
+            return options_error("trace=" + std::string{value} +
+                                 " is not an OpenTelemetry trace id (32 lowercase hex digits)");
+        }
+        options.trace.assign(value);
+        return {};
+    }
+    if (value == "stream") {
+        options.explain = ExplainDelivery::kStream;
+    } else if (value == "none") {
+        options.explain = ExplainDelivery::kNone;
+    } else {
+        return options_error("explain=" + std::string{value} + " is not one of stream, none");
+    }
+    return {};
+}
+
 }  // namespace
 
 std::string_view to_string(ExplainDelivery delivery) noexcept {
@@ -40,6 +69,12 @@ std::string encode_request_options(const RequestOptions& options) {
         out.push_back('=');
         out.append(to_string(options.explain));
     }
+    if (!options.trace.empty()) {
+        if (!out.empty()) out.push_back(',');
+        out.append(kTraceOption);
+        out.push_back('=');
+        out.append(options.trace);
+    }
     return out;
 }
 
@@ -50,7 +85,7 @@ Result<RequestOptions> decode_request_options(std::string_view frame) {
                              " bytes, above the limit of " +
                              std::to_string(kMaxRequestOptionsBytes));
     }
-    bool explain_seen = false;
+    unsigned seen = 0;
     std::size_t at = 0;
     while (at < frame.size()) {
         const std::size_t comma = frame.find(',', at);
@@ -65,19 +100,7 @@ Result<RequestOptions> decode_request_options(std::string_view frame) {
                                  "\" is not name=value (each 1-32 of a-z 0-9 - _; options "
                                  "separated by ',')");
         }
-        if (name != kExplainOption) {
-            return options_error("unknown option \"" + std::string{name} +
-                                 "\" (this broker knows: explain)");
-        }
-        if (explain_seen) return options_error("explain given twice");
-        explain_seen = true;
-        if (value == "stream") {
-            options.explain = ExplainDelivery::kStream;
-        } else if (value == "none") {
-            options.explain = ExplainDelivery::kNone;
-        } else {
-            return options_error("explain=" + std::string{value} + " is not one of stream, none");
-        }
+        if (auto taken = take_option(options, name, value, seen); !taken) return taken.error();
         if (comma == std::string_view::npos) break;
         at = comma + 1;
         if (at == frame.size()) return options_error("a trailing ','");

@@ -1,7 +1,8 @@
 // A GBC01 request's options (docs/protocol.md §4.1): what a client asks of the broker about one
 // request beyond its service, deadline and body. Today one option, whether the request's explain
 // messages come to the client as `PARTIAL explain` at all. Written and read here once, for the
-// BusClient and the broker alike.
+// BusClient and the broker alike. Two options: `explain` and `trace` (the OpenTelemetry trace id
+// of the top-level run a request works for, which the broker hands to the worker).
 //
 // On the wire an optional frame between the deadline and the body, ASCII:
 //   options = option *( "," option )        e.g. "explain=none"
@@ -27,11 +28,16 @@ std::string_view to_string(ExplainDelivery delivery) noexcept;  // "stream", "no
 
 struct RequestOptions {
     ExplainDelivery explain = ExplainDelivery::kStream;  // the default: as before options existed
+    // `trace=<32 lowercase hex>`: the OTel trace id of the top-level run this request is made
+    // for (a worker calling another service on behalf of a run, docs/protocol.md §4.1): the
+    // callee's run logs it and nests in that trace. Empty: none (the callee's run is top-level).
+    std::string trace{};
     bool operator==(const RequestOptions&) const = default;
-    bool defaults() const noexcept { return explain == ExplainDelivery::kStream; }
+    bool defaults() const noexcept { return explain == ExplainDelivery::kStream && trace.empty(); }
 };
 
 inline constexpr std::string_view kExplainOption = "explain";
+inline constexpr std::string_view kTraceOption = "trace";
 inline constexpr std::size_t kMaxRequestOptionsBytes = 256;
 
 // The options frame's text: only the options that differ from their defaults ("" for all

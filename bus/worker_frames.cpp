@@ -154,7 +154,7 @@ void append_json_text(std::string& out, std::string_view text) {
 
 void encode_request_meta(std::string& meta, std::string_view request_id, std::string_view service,
                          std::uint64_t deadline_ms, std::uint64_t attempt, std::string_view client,
-                         std::string_view explain) {
+                         std::string_view explain, std::string_view trace) {
     using namespace std::string_view_literals;
     meta.clear();
     meta.reserve(80 + request_id.size() + service.size());
@@ -174,14 +174,19 @@ void encode_request_meta(std::string& meta, std::string_view request_id, std::st
         meta.append(",\"explain\":"sv);
         append_json_text(meta, explain);
     }
+    if (!trace.empty()) {
+        meta.append(",\"trace\":"sv);
+        append_json_text(meta, trace);
+    }
     meta.push_back('}');
 }
 
 std::string encode_request_meta(std::string_view request_id, std::string_view service,
                                 std::uint64_t deadline_ms, std::uint64_t attempt,
-                                std::string_view client, std::string_view explain) {
+                                std::string_view client, std::string_view explain,
+                                std::string_view trace) {
     std::string meta;
-    encode_request_meta(meta, request_id, service, deadline_ms, attempt, client, explain);
+    encode_request_meta(meta, request_id, service, deadline_ms, attempt, client, explain, trace);
     return meta;
 }
 
@@ -205,6 +210,7 @@ bool decode_request_meta_fast(std::string_view text, RequestMetaFrame& out) {
     constexpr unsigned kAttempt = 8;
     constexpr unsigned kClient = 16;
     constexpr unsigned kExplain = 32;
+    constexpr unsigned kTrace = 64;
     const bool read = cursor.object([&](std::string_view key) {
         if (key == "request_id") return keys.first(kRequestId) && cursor.string(out.request_id);
         if (key == "service") return keys.first(kService) && cursor.string(out.service);
@@ -212,6 +218,7 @@ bool decode_request_meta_fast(std::string_view text, RequestMetaFrame& out) {
         if (key == "attempt") return keys.first(kAttempt) && cursor.uint(out.attempt);
         if (key == "client") return keys.first(kClient) && cursor.string(out.client);
         if (key == "explain") return keys.first(kExplain) && cursor.string(out.explain);
+        if (key == "trace") return keys.first(kTrace) && cursor.string(out.trace);
         return cursor.skip();
     });
     constexpr unsigned kRequired = kRequestId | kService | kDeadline | kAttempt;
@@ -238,6 +245,7 @@ Result<RequestMetaFrame> decode_request_meta(std::string_view text) {
     const auto* attempt = field("attempt");
     const auto* client = field("client");
     const auto* explain = field("explain");
+    const auto* trace = field("trace");
     if (request_id == nullptr || !request_id->is_string() || service == nullptr ||
         !service->is_string()) {
         return frame_error("request meta needs request_id and service strings");
@@ -252,6 +260,9 @@ Result<RequestMetaFrame> decode_request_meta(std::string_view text) {
     if (explain != nullptr && !explain->is_string()) {
         return frame_error("request meta explain is not a string");
     }
+    if (trace != nullptr && !trace->is_string()) {
+        return frame_error("request meta trace is not a string");
+    }
     RequestMetaFrame out;
     out.request_id = request_id->get<std::string>();
     out.service = service->get<std::string>();
@@ -259,6 +270,7 @@ Result<RequestMetaFrame> decode_request_meta(std::string_view text) {
     out.attempt = attempt->get<std::uint64_t>();
     out.client = client != nullptr ? client->get<std::string>() : std::string{};
     out.explain = explain != nullptr ? explain->get<std::string>() : std::string{};
+    out.trace = trace != nullptr ? trace->get<std::string>() : std::string{};
     return out;
 }
 

@@ -174,25 +174,29 @@ struct RequestMetaFrame {
     // "none": the client asked not to receive the request's explain messages (§4.1
     // explain=none); empty when absent (the client takes them, or is MDPC01).
     std::string explain;
+    // The OTel trace id of the top-level run the request works for (its client's request option
+    // trace=, §4.1); empty when absent (the request starts a trace of its own).
+    std::string trace{};
     bool operator==(const RequestMetaFrame&) const = default;
 };
 // {"request_id": ..., "service": ..., "deadline_ms": N, "attempt": N, "client": ...,
-// "explain": ...}; client and explain only when not empty. Strings that are not UTF-8 (request
-// ids are opaque bytes) are written with their ill-formed sequences replaced, so the frame is
-// always valid JSON. The first form writes into `out` (cleared first), so a caller on a hot
-// path can keep one buffer.
+// "explain": ..., "trace": ...}; client, explain and trace only when not empty. Strings that are
+// not UTF-8 (request ids are opaque bytes) are written with their ill-formed sequences replaced, so
+// the frame is always valid JSON. The first form writes into `out` (cleared first), so a caller on
+// a hot path can keep one buffer.
 void encode_request_meta(std::string& out, std::string_view request_id, std::string_view service,
                          std::uint64_t deadline_ms, std::uint64_t attempt, std::string_view client,
-                         std::string_view explain = {});
+                         std::string_view explain = {}, std::string_view trace = {});
 std::string encode_request_meta(std::string_view request_id, std::string_view service,
                                 std::uint64_t deadline_ms, std::uint64_t attempt,
-                                std::string_view client, std::string_view explain = {});
+                                std::string_view client, std::string_view explain = {},
+                                std::string_view trace = {});
 inline std::string encode_request_meta(const RequestMetaFrame& meta) {
     return encode_request_meta(meta.request_id, meta.service, meta.deadline_ms, meta.attempt,
-                               meta.client, meta.explain);
+                               meta.client, meta.explain, meta.trace);
 }
 // An object with request_id and service strings, deadline_ms and attempt non-negative
-// integers, client and explain optional strings (other keys ignored).
+// integers, client, explain and trace optional strings (other keys ignored).
 base::Result<RequestMetaFrame> decode_request_meta(std::string_view text);
 
 }  // namespace glassbox::bus

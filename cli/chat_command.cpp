@@ -27,6 +27,7 @@
 #include "schema/messages_trace.hpp"
 #include "schema/protocol.hpp"
 #include "schema/services.hpp"
+#include "text/redactor.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -336,9 +337,17 @@ void run_chat(const ChatOptions& options) {
     }
     std::cout << "Ask a question; /trace, /sources, /new, /quit (Ctrl-D)." << std::endl;
     LineEditor editor(options.client.home_path() / "chat_history");
+    // The history file under the home keeps no text a redaction rule masks (docs/security.md,
+    // "Redaction"): a line is kept redacted as a question is.
+    const auto redactor = text::Redactor::from_settings(settings().text("redaction.rules"),
+                                                        settings().text("redaction.patterns"));
     while (auto line = editor.read_line("> ")) {
         if (line->find_first_not_of(" \t") == std::string::npos) continue;
-        editor.add_history(*line);
+        text::RedactionTally masked;
+        const auto redacted = redactor
+                                  ? redactor->redact(*line, text::RedactionScope::kQuestion, masked)
+                                  : std::nullopt;
+        editor.add_history(redacted ? *redacted : *line);
         if (line->front() == '/') {
             if (!chat.command(*line)) return;
             continue;

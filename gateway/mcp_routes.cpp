@@ -9,6 +9,7 @@
 #include "gateway/explain_view.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/mcp/http_mount.hpp"
+#include "schema/otel_ids.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::gateway {
@@ -34,7 +35,9 @@ public:
         watch.cancelled = [&] { return control.cancelled(); };
         auto answer = ask_query(state_, args, watch);
         if (!answer && answer.error().type == base::ErrorType::kCancelled) {
-            base::component_logger("gateway")->info("event=mcp_call_cancelled trace={}", trace);
+            base::component_logger("gateway")->info(
+                "event=mcp_call_cancelled trace={} otel_trace_id={}", trace,
+                schema::otel::trace_id_of(trace).value_or("-"));
         }
         return guarded(std::move(answer));
     }

@@ -10,6 +10,7 @@
 #include "gateway/query_events.hpp"
 #include "schema/collection_name.hpp"
 #include "schema/messages.hpp"
+#include "schema/otel_ids.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::gateway {
@@ -157,8 +158,12 @@ base::Result<json> ask(Gateway::State& state, QueryInput input, const std::strin
     json answer = query_answer(
         body, AnswerContext{input.request.query, input.request.collection, request_id, took});
     state.metrics.question(string_of(body, "engine"), took);
-    base::component_logger("gateway")->info("event=question request_id={} trace={} as=json",
-                                            request_id, string_of(answer, "trace_id"));
+    // The run the gateway asks for is a top-level one: its OTel trace id is its own (docs/
+    // operations.md, "Logs").
+    const auto trace = string_of(answer, "trace_id");
+    base::component_logger("gateway")->info(
+        "event=question request_id={} trace={} otel_trace_id={} as=json", request_id, trace,
+        schema::otel::trace_id_of(trace).value_or("-"));
     return answer;
 }
 
@@ -229,8 +234,9 @@ struct QueryStream {
         sink.done();
         if (!events.answered_by().empty())
             state.metrics.question(events.answered_by(), Clock::now() - received);
-        base::component_logger("gateway")->info("event=question request_id={} trace={} as=sse",
-                                                request_id, events.trace());
+        base::component_logger("gateway")->info(
+            "event=question request_id={} trace={} otel_trace_id={} as=sse", request_id,
+            events.trace(), schema::otel::trace_id_of(events.trace()).value_or("-"));
         return true;
     }
 

@@ -220,6 +220,13 @@ inline constexpr std::string_view kRemovedFact = "https://glassbox.dev/ns#remove
 inline constexpr std::string_view kRemovedListed = "https://glassbox.dev/ns#removedListed";
 inline constexpr std::string_view kRemovedSource = "https://glassbox.dev/ns#removedSource";
 inline constexpr std::string_view kFactGraph = "https://glassbox.dev/ns#factGraph";
+// A redaction the worker applied to a step's text before sending it (docs/security.md,
+// "Redaction"): which rule, in which scope, how many matches; never the original.
+inline constexpr std::string_view kRedaction = "https://glassbox.dev/ns#Redaction";
+inline constexpr std::string_view kRedactionProperty = "https://glassbox.dev/ns#redaction";
+inline constexpr std::string_view kRedactionRule = "https://glassbox.dev/ns#redactionRule";
+inline constexpr std::string_view kRedactionScope = "https://glassbox.dev/ns#redactionScope";
+inline constexpr std::string_view kRedactionCount = "https://glassbox.dev/ns#redactionCount";
 
 // Every gb: class and property above, for tests that check the ontology declares them.
 std::span<const std::string_view> glassbox_terms() noexcept;

@@ -63,6 +63,9 @@ struct Request {
     // Its explain messages go to its client as PARTIAL explain: a GBC01 request that did not
     // ask explain=none (§4.1). They reach the spool and the topic either way.
     bool explain_partials = false;
+    // The OTel trace id of the top-level run it works for (GBC01 option trace=, §4.1), for the
+    // worker's meta frame and the broker's log lines; empty when the client gave none.
+    std::string trace;
     std::string client;      // routing id
     std::string request_id;  // GBC01 request id
     Service* service = nullptr;

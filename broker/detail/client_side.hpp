@@ -41,9 +41,11 @@ public:
     void finish(Request& request, const Error& error, bool notify_client);
     // The request is gone: its sessions ended, its client's request id free again.
     void erase_request(Request& request);
+    // `trace`: the request's option trace= when known (empty: a top-level run, whose OTel trace
+    // id is its session's); null: not known, no otel_trace_id= field.
     void log_request_failed(ClientKind kind, std::string_view request_id, std::uint64_t token,
                             const std::vector<SessionTrack>& sessions, std::string_view service,
-                            const Error& error);
+                            const Error& error, const std::string* trace = nullptr);
     // The terminal error message to a client, written into the outbox (not sent).
     void write_error(ClientKind kind, std::string_view identity, std::string_view service,
                      std::string_view request_id, const Error& error, bool packed);
@@ -55,10 +57,10 @@ private:
     // A GBC01 request's deadline-ms as the broker applies it.
     milliseconds request_deadline(std::uint64_t deadline_ms) const;
     // `explain_partials`: its explain messages go to the client too (GBC01 without
-    // explain=none).
+    // explain=none); `trace`: its option trace= (§4.1).
     void accept_request(ClientKind kind, std::string_view identity, std::string_view service_name,
                         std::string request_id, std::vector<zmq::message_t> body,
-                        milliseconds deadline, bool explain_partials);
+                        milliseconds deadline, bool explain_partials, std::string trace = {});
     void answer_mmi(ClientKind kind, std::string_view identity, std::string_view service,
                     std::string_view request_id, std::string_view body);
     // `packed`: the client's message (or request) came in the packed form (§1.4).

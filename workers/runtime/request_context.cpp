@@ -12,8 +12,10 @@
 #include "schema/explain_terms.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
+#include "schema/otel_ids.hpp"
 #include "schema/untrusted_json.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
+#include "workers/runtime/explain_redaction.hpp"
 
 namespace glassbox::runtime {
 namespace {
@@ -26,6 +28,39 @@ using base::Result;
 std::string dump(const nlohmann::json& value) {
     // Invalid UTF-8 inside a handler's strings must not throw here: replace it.
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The body of `message` with `step`'s triples redacted and the redactions recorded on the step
+// (explain_redaction.hpp); the error's message too, with every pattern (errors quote input).
+std::string redacted_body(schema::ExplainMessage& message, const ExplainStep& step,
+                          const text::Redactor& redactor, schema::TripleForm form) {
+    text::RedactionTally tally;
+    if (message.error) {
+        if (auto redacted = redactor.redact_everywhere(message.error->message,
+                                                       text::RedactionScope::kOther, tally))
+            message.error->message = std::move(*redacted);
+    }
+    if (!step.build) {
+        std::vector<schema::Triple> triples = step.triples;
+        for (auto& t : triples) {
+            if (!t.p.is_iri()) continue;
+            if (auto redacted = redact_object(redactor, t.p.as_iri().value, t.o, tally))
+                t.o = std::move(*redacted);
+        }
+        const auto graph = triples.empty() ? std::optional<std::string>(message.explain_graph)
+                                           : triples.front().graph;
+        for (auto& t : redaction_triples(step.explain_id, tally, graph))
+            triples.push_back(std::move(t));
+        return schema::encode_text(message, triples, form);
+    }
+    return schema::encode_text(
+        message,
+        [&](schema::TripleSink& sink) {
+            RedactingSink redacting(sink, redactor, tally);
+            step.build(redacting);
+            record_redactions(sink, step.explain_id, tally);
+        },
+        form);
 }
 
 }  // namespace
@@ -43,6 +78,9 @@ Result<RequestMeta> decode_request_meta(std::string_view text, Clock::time_point
     out.attempt = frame.value().attempt;
     out.client = std::move(frame.value().client);
     out.client_takes_explain = frame.value().explain != bus::kMetaExplainNone;
+    // Only a well-formed id is taken (the broker checked the client's option already).
+    if (schema::otel::valid_trace_id(frame.value().trace))
+        out.trace = std::move(frame.value().trace);
     return out;
 }
 
@@ -59,7 +97,7 @@ std::string_view to_string(ExplainState state) noexcept {
 }
 
 std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::string_view service,
-                               std::string_view worker) {
+                               std::string_view worker, const text::Redactor* redactor) {
     schema::ExplainMessage message;
     message.session = step.session;
     message.seq = seq;
@@ -82,6 +120,8 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
     message.error = step.error;
     // The dictionary form (docs/protocol.md §8.1) unless GLASSBOX_EXPLAIN_PLAIN=1 asks for plain.
     const auto form = schema::explain_triple_form_from_env();
+    if (redactor != nullptr && !redactor->empty())
+        return redacted_body(message, step, *redactor, form);
     if (!step.build) return schema::encode_text(message, step.triples, form);
     // Reserve what the largest body so far needed (a focus step is tens of kilobytes), up to
     // 256 KiB: one huge step must not make every later small one allocate that much.
@@ -101,7 +141,13 @@ RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::strin
       channel_(channel),
       bus_(std::move(bus)),
       run_(schema::explain::RunUris::generate()) {
+    // THE RULE (docs/operations.md, "Logs"): a run's lines carry its top-level run's trace id;
+    // a request made on behalf of a run says which (meta trace), any other is top-level itself.
+    otel_trace_id_ =
+        meta_.trace.empty() ? schema::otel::trace_id_of(run_.question()).value_or("") : meta_.trace;
     base::set_log_field("session", run_.question());
+    base::set_log_field("trace", run_.question());
+    base::set_log_field("otel_trace_id", otel_trace_id_);
 }
 
 std::chrono::milliseconds RequestContext::remaining() const noexcept {
@@ -148,7 +194,19 @@ Result<std::uint64_t> RequestContext::number_explain(const ExplainStep& message)
     const bool first = sessions_.empty();
     auto& session = sessions_[message.session];
     // The trace has begun: from here on every line this thread logs for the request names it.
-    if (first) base::set_log_field("session", message.session);
+    if (first && message.session != run_.question()) {
+        base::set_log_field("session", message.session);
+        base::set_log_field("trace", message.session);
+        // A session of the handler's own making: its trace is the caller's when one was given,
+        // else the session's own (or its parent's run, for a caller that gave no trace id).
+        if (meta_.trace.empty()) {
+            const auto run = message.parent_uri
+                                 ? schema::explain::RunUris::from_uri(*message.parent_uri)
+                                 : schema::explain::RunUris::from_uri(message.session);
+            if (run) otel_trace_id_ = schema::otel::trace_id_of(run->question()).value_or("");
+            base::set_log_field("otel_trace_id", otel_trace_id_);
+        }
+    }
     if (session.ended) {
         return make_error(ErrorType::kInvalidRequest,
                           "explain session " + message.session + " has already ended");
@@ -165,7 +223,7 @@ Result<void> RequestContext::send_numbered(const ExplainStep& message, std::uint
     frames.push_back(message.session);
     frames.push_back(std::to_string(seq));
     frames.emplace_back(to_string(message.state));
-    frames.push_back(build_explain_body(message, seq, meta_.service, worker_id_));
+    frames.push_back(build_explain_body(message, seq, meta_.service, worker_id_, redactor_));
     if (!channel_.send(std::move(frames))) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
@@ -338,14 +396,17 @@ Result<bus::RequestId> RequestContext::send_call(std::string_view service,
                           "no time left to call " + std::string(service));
     }
     if (deadline.count() <= 0 || deadline > left) deadline = left;
-    // A tree is dumped by the client (BusClient::send); text goes out as written.
-    auto id = body ? bus_().send(service, *body, deadline)
-                   : bus_().send_raw(service, body_text, deadline);
+    // The callee's run nests in this request's trace: option trace= (docs/protocol.md §4.1).
+    bus::BusClient& bus = bus_();
+    bus::RequestOptions options = bus.config().request_options;
+    options.trace = otel_trace_id_;
+    auto id = body ? bus.send_raw(service, dump(*body), deadline, options)
+                   : bus.send_raw(service, body_text, deadline, options);
     if (!id) return std::move(id).error();
     ++calls_;
     static const auto logger = base::component_logger("worker");  // looked up once
-    logger->debug("event=call request_id={} call_id={} service={} deadline_ms={}", meta_.request_id,
-                  *id, service, deadline.count());
+    logger->debug("event=call request_id={} call_id={} service={} deadline_ms={} otel_trace_id={}",
+                  meta_.request_id, *id, service, deadline.count(), otel_trace_id_);
     return id;
 }
 

@@ -17,6 +17,7 @@
 #include "schema/explain_uris.hpp"
 #include "schema/term.hpp"
 #include "schema/triple_sink.hpp"
+#include "text/redactor.hpp"
 
 namespace glassbox::runtime {
 
@@ -39,6 +40,10 @@ struct RequestMeta {
     // traced as always), but need not forward its sub-runs' explain messages to the client as
     // data. True otherwise, an MDPC01 client's request included.
     bool client_takes_explain = true;
+    // The OTel trace id of the top-level run the request works for, when its caller (a worker
+    // calling on behalf of a run) gave one (meta "trace", request option trace=, §4.1); empty
+    // for a request that starts a trace of its own.
+    std::string trace;
 };
 
 // Checks the meta JSON: an object with request_id (string), service (string), deadline_ms and
@@ -66,9 +71,12 @@ struct ExplainStep {
 };
 
 // The §8 body: message_type, session, seq, service, worker, parent_uri?, explain_id,
-// explain_graph, explain_triples, end_of_trace, trace_status, error?.
+// explain_graph, explain_triples, end_of_trace, trace_status, error?. With a `redactor` that
+// has rules, every text literal (and the error's message) is redacted first and the step
+// records the redactions (workers/runtime/explain_redaction.hpp): the one place every worker's
+// explain messages are encoded, so nothing unredacted leaves the worker.
 std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::string_view service,
-                               std::string_view worker);
+                               std::string_view worker, const text::Redactor* redactor = nullptr);
 
 // What a call to another service returned: its stream, then its FINAL body.
 struct CallResult {
@@ -118,6 +126,12 @@ public:
     // every log line about the request, its first included, names the trace's session. A
     // handler that traces begins its session at run().question().
     const schema::explain::RunUris& run() const noexcept { return run_; }
+    // The OTel trace id of the trace this request's run belongs to: the top-level run's
+    // (meta().trace when its caller gave one, else its own run's); what its log lines carry as
+    // otel_trace_id= and what its calls to other services pass on as option trace=.
+    const std::string& otel_trace_id() const noexcept { return otel_trace_id_; }
+    // Runtime-internal: the redaction applied to this request's explain messages (null: none).
+    void set_redactor(const text::Redactor* redactor) noexcept { redactor_ = redactor; }
     // Time left before the deadline (zero once it passed).
     std::chrono::milliseconds remaining() const noexcept;
     // True once the broker sent CANCEL for this request or its deadline passed. Cheap: poll it
@@ -204,6 +218,8 @@ private:
     detail::HandlerChannel& channel_;
     std::function<bus::BusClient&()> bus_;
     schema::explain::RunUris run_;
+    std::string otel_trace_id_;
+    const text::Redactor* redactor_ = nullptr;
     bool finished_ = false;
     bool cancelled_ = false;
     bool deadline_passed_ = false;  // cancelled_ because the deadline passed, not by CANCEL

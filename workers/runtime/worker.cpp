@@ -91,6 +91,7 @@ public:
         RequestContext context(
             std::move(meta).value(), std::move(tree), worker_id_, out,
             [this]() -> bus::BusClient& { return bus(); }, body_text);
+        context.set_redactor(config_.redactor.get());
         log()->debug("event=request_start worker={} attempt={}", worker_id_,
                      context.meta().attempt);
         try {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "bus/curve_keys.hpp"
 
 #include "schema/protocol.hpp"
+#include "text/redactor.hpp"
 
 namespace glassbox::runtime {
 
@@ -70,6 +72,10 @@ struct WorkerConfig {
     // streaming much, network I/O, a call to another service without a short deadline of its
     // own. Calls an inline handler makes go through a BusClient of the I/O thread's own.
     std::function<bool(std::string_view meta, std::string_view body)> run_inline;
+    // Redaction of every explain message before it leaves the worker (docs/security.md,
+    // "Redaction"): the settings redaction.rules and redaction.patterns, compiled once. Shared:
+    // every slot's requests read the same immutable rules. Null or empty: nothing is redacted.
+    std::shared_ptr<const text::Redactor> redactor;
 };
 
 }  // namespace glassbox::runtime

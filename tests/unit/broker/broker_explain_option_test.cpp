@@ -138,10 +138,10 @@ TEST_F(BrokerTest, MalformedRequestOptionsAreAProtocolErrorAndTheBrokerServesOn)
         EXPECT_TRUE(error[5].starts_with("request options: ")) << error[5];
     }
     // Packed too; and the message names what is wrong.
-    client->send(packed({kEmpty, kGbc, cmd(0x01), "echo", "b9", "0", "trace=off", "{}"}));
+    client->send(packed({kEmpty, kGbc, cmd(0x01), "echo", "b9", "0", "colour=red", "{}"}));
     const Frames packed_error = expect_gb(*client, 0x05, "b9");
     EXPECT_TRUE(client->last_packed());
-    EXPECT_NE(packed_error.at(5).find("unknown option \"trace\""), std::string::npos)
+    EXPECT_NE(packed_error.at(5).find("unknown option \"colour\""), std::string::npos)
         << packed_error.at(5);
     // Nothing reached the worker, nothing is queued.
     EXPECT_TRUE(w->silent_for(200ms));

@@ -91,9 +91,9 @@ TEST(ClientFrames, RequestOptionsAreReadStrictly) {
         EXPECT_TRUE(options.error().message.starts_with("request options: ")) << bad;
     }
     // What is wrong is named.
-    const auto unknown = decode_request_options("trace=off");
+    const auto unknown = decode_request_options("colour=red");
     ASSERT_FALSE(unknown.ok());
-    EXPECT_NE(unknown.error().message.find("unknown option \"trace\""), std::string::npos)
+    EXPECT_NE(unknown.error().message.find("unknown option \"colour\""), std::string::npos)
         << unknown.error().message;
     const auto value = decode_request_options("explain=some");
     ASSERT_FALSE(value.ok());
@@ -104,6 +104,27 @@ TEST(ClientFrames, RequestOptionsAreReadStrictly) {
     ASSERT_TRUE(decode_client_request_id(views_of(bad_request)).ok());
     EXPECT_EQ(decode_client_request_id(views_of(bad_request)).value().request_id, "r-1");
     expect_protocol_error(decode_client_request(views_of(bad_request)).error());
+}
+
+// trace=: the OTel trace id of the top-level run a worker's call is made for (§4.1).
+TEST(ClientFrames, TraceOptionCarriesAnOtelTraceId) {
+    const std::string id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    RequestOptions options;
+    options.trace = id;
+    EXPECT_FALSE(options.defaults());
+    EXPECT_EQ(encode_request_options(options), "trace=" + id);
+    options.explain = ExplainDelivery::kNone;
+    EXPECT_EQ(encode_request_options(options), "explain=none,trace=" + id);
+    const auto both = decode_request_options("trace=" + id + ",explain=none");
+    ASSERT_TRUE(both.ok()) << both.error().message;
+    EXPECT_EQ(both.value(), options);
+    for (const std::string& bad :
+         std::vector<std::string>{"trace=off", "trace=" + std::string(32, '0'),
+                                  "trace=" + id.substr(1), "trace=" + id + ",trace=" + id}) {
+        const auto refused = decode_request_options(bad);
+        ASSERT_FALSE(refused.ok()) << bad;
+        expect_protocol_error(refused.error());
+    }
 }
 
 TEST(ClientFrames, NegativeDeadlineIsWrittenAsZero) {

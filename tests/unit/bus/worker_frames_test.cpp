@@ -106,6 +106,27 @@ TEST(WorkerFrames, MetaKeepsOpaqueRequestIdsValidJson) {
     }
 }
 
+// §5.1: "trace" for a client that gave option trace= (§4.1), absent otherwise; both readers.
+TEST(WorkerFrames, MetaCarriesTheClientsTraceId) {
+    const std::string id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const std::string text = encode_request_meta("r-1", "rag", 2500, 1, "GBC01", "", id);
+    EXPECT_EQ(text, R"({"request_id":"r-1","service":"rag","deadline_ms":2500,"attempt":1,)"
+                    R"("client":"GBC01","trace":")" +
+                        id + R"("})");
+    const auto meta = decode_request_meta(text);
+    ASSERT_TRUE(meta.ok()) << meta.error().message;
+    EXPECT_EQ(meta.value(), (RequestMetaFrame{"r-1", "rag", 2500, 1, "GBC01", "", id}));
+    EXPECT_EQ(encode_request_meta(meta.value()), text);
+    const auto tree = decode_request_meta(
+        R"({"request\u005fid":"r","service":"s","deadline_ms":5,"attempt":2,"trace":")" + id +
+        R"("})");
+    ASSERT_TRUE(tree.ok()) << tree.error().message;
+    EXPECT_EQ(tree.value().trace, id);
+    EXPECT_FALSE(decode_request_meta(
+                     R"({"request_id":"r","service":"s","deadline_ms":5,"attempt":2,"trace":1})")
+                     .ok());
+}
+
 // §5.1: "explain": "none" for a client that asked explain=none (§4.1), absent otherwise.
 TEST(WorkerFrames, MetaCarriesTheClientsExplainChoice) {
     const std::string none = encode_request_meta("r-1", "rag", 2500, 1, "GBC01", "none");

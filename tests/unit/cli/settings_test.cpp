@@ -184,6 +184,23 @@ TEST(SettingsTableTest, TheReferenceDocumentListsExactlyTheTable) {
     EXPECT_EQ(documented, keys);
 }
 
+// Redaction (docs/security.md): the settings are checked by the parser every worker runs.
+TEST(SettingsTableTest, RedactionSettingsAreCheckedByTheWorkersParser) {
+    const auto* rules = setting_rule("redaction.rules");
+    const auto* patterns = setting_rule("redaction.patterns");
+    ASSERT_TRUE(rules != nullptr && rules->problem != nullptr);
+    ASSERT_TRUE(patterns != nullptr && patterns->problem != nullptr);
+    EXPECT_FALSE(rules->problem(R"(["email","card"])"));
+    EXPECT_FALSE(rules->problem("email, iban"));
+    const auto unknown = rules->problem(R"(["email","ssn"])");
+    ASSERT_TRUE(unknown);
+    EXPECT_NE(unknown->find("unknown rule \"ssn\""), std::string::npos) << *unknown;
+    EXPECT_FALSE(
+        patterns->problem(R"([{"name":"account","regex":"ACC-[0-9]{8}","scope":"answer"}])"));
+    EXPECT_TRUE(patterns->problem(R"([{"name":"x","regex":"(["}])"));
+    EXPECT_TRUE(patterns->problem(R"([{"name":"x","regex":"a","scope":"body"}])"));
+}
+
 TEST(SettingsTableTest, EveryKnownEnvironmentVariableStillWorks) {
     const auto& r = settings_registry();
     const std::map<std::string, std::string> expected = {

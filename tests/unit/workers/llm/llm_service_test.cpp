@@ -537,7 +537,10 @@ TEST_F(LlmServiceTest, EdgeScoringAsksTheEmbeddingsServiceAndBlendsItIn) {
     ASSERT_TRUE(call);
     EXPECT_EQ(call->frames[3], "embeddings");
     EXPECT_LE(std::stoll(call->frames[5]), 2000) << "bounded by embeddings_timeout";
-    const json texts = json::parse(call->frames[6])["texts"];
+    // The call works for the run: it carries the run's OTel trace id (request option trace=).
+    ASSERT_EQ(call->frames.size(), 8u);
+    EXPECT_EQ(call->frames[6].rfind("trace=", 0), 0u) << call->frames[6];
+    const json texts = json::parse(call->frames.back())["texts"];
     ASSERT_EQ(texts.size(), 3u);
     EXPECT_EQ(texts[0], "What does Lake_Orrin do?");
     EXPECT_EQ(texts[1], "Lake Orrin feeds River Tam");
@@ -563,7 +566,7 @@ TEST_F(LlmServiceTest, EdgeScoringComputesBuiltinVectorsItselfOnceTheServiceName
                 token);
     };
     const auto answer_builtin = [&](const runtime::testing::WorkerMessage& call) {
-        const json body = json::parse(call.frames[6]);
+        const json body = json::parse(call.frames.back());
         json vectors = json::array();
         for (const auto& t : body["texts"])
             vectors.push_back(text::feature_vector(t.get<std::string>(), 64));

@@ -17,6 +17,7 @@
 #include "base/utf8.hpp"
 #include "schema/explain_terms.hpp"
 #include "schema/messages.hpp"
+#include "schema/otel_ids.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/fake_broker.hpp"
 #include "tests/support/wait_until.hpp"
@@ -592,6 +593,47 @@ std::pair<std::optional<WorkerMessage>, std::optional<WorkerMessage>> collect_ca
     return {cancel, error};
 }
 
+// docs/operations.md "Logs": a request made on behalf of a run (meta "trace") logs that run's
+// OTel trace id and passes it on to its own calls; its lines name its own session as trace=.
+TEST_F(WorkerTest, ARunNestedInATraceLogsAndPassesOnTheTopLevelTraceId) {
+    const std::string top = "4bf92f3577b34da6a3ce929d0e0e4736";
+    std::mutex mutex;
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::string otel;
+    std::string session;
+    const auto id = start([&](RequestContext& c) {
+        {
+            std::lock_guard lock(mutex);
+            fields = base::log_fields();
+            otel = c.otel_trace_id();
+            session = c.run().question();
+        }
+        auto result = c.call("sub", {{"x", 1}}, 0ms);
+        (void)(result ? c.reply({{"ok", true}}) : c.fail(result.error()));
+    });
+    const std::string meta = R"({"request_id":"r-7","service":"test","deadline_ms":5000,)"
+                             R"("attempt":1,"client":"GBC01","trace":")" +
+                             top + R"("})";
+    broker.send_command(id, cmd::kRequest, {"tok", "", meta, "{}"});
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    ASSERT_EQ(call->frames.size(), 8u);
+    EXPECT_EQ(call->frames[6], "trace=" + top);
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal,
+              {call->frames[4], "{}"});
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(otel, top);
+    const auto field = [&](std::string_view key) {
+        for (const auto& [k, v] : fields)
+            if (k == key) return v;
+        return std::string("(absent)");
+    };
+    EXPECT_EQ(field("request"), "r-7");
+    EXPECT_EQ(field("trace"), session);
+    EXPECT_EQ(field("otel_trace_id"), top);
+}
+
 TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
     const auto id = start([](RequestContext& c) {
         std::vector<std::string> seen;
@@ -607,12 +649,16 @@ TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
     broker.send_request(id, "tok", "{}", "parent", 2000);
     auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
     ASSERT_TRUE(call);
-    ASSERT_EQ(call->frames.size(), 7u);
+    // The options frame names the trace the callee's run nests in (§4.1 trace=): this request
+    // came without one, so its own run is the top-level one.
+    ASSERT_EQ(call->frames.size(), 8u);
     EXPECT_EQ(call->frames[3], "sub");
     const auto deadline = std::stoll(call->frames[5]);
     EXPECT_GT(deadline, 1000);
     EXPECT_LE(deadline, 2000) << "a call never outlives its request";
-    EXPECT_EQ(json::parse(call->frames[6])["x"], 1);
+    ASSERT_TRUE(call->frames[6].starts_with("trace=")) << call->frames[6];
+    EXPECT_TRUE(schema::otel::valid_trace_id(call->frames[6].substr(6))) << call->frames[6];
+    EXPECT_EQ(json::parse(call->frames[7])["x"], 1);
     const std::string call_id = call->frames[4];
     gbc_reply(broker, call->identity, schema::protocol::client_cmd::kPartial,
               {call_id, "data", "\"d\""});
@@ -762,7 +808,7 @@ TEST_F(WorkerTest, CallAllSendsEveryCallBeforeWaitingAndMatchesRepliesByOrder) {
         ASSERT_TRUE(call) << "call " << i << " was not sent before the first reply";
         requests.push_back(*call);
     }
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(json::parse(requests[i].frames[6])["n"], i);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(json::parse(requests[i].frames.back())["n"], i);
     EXPECT_EQ(requests[1].frames[3], "b");
     // Answered last to first.
     for (int i = 2; i >= 0; --i) {
@@ -802,7 +848,7 @@ TEST_F(WorkerTest, TextBodiesAreSentAsWritten) {
     auto first = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
     ASSERT_TRUE(first);
     EXPECT_EQ(first->frames[3], "a");
-    EXPECT_EQ(first->frames[6], R"({"z":1, "a":"kept as written"})");
+    EXPECT_EQ(first->frames.back(), R"({"z":1, "a":"kept as written"})");
     gbc_reply(broker, first->identity, schema::protocol::client_cmd::kFinal,
               {first->frames[4], R"({"ok":1})"});
     std::vector<WorkerMessage> requests;
@@ -812,8 +858,8 @@ TEST_F(WorkerTest, TextBodiesAreSentAsWritten) {
         requests.push_back(*call);
     }
     EXPECT_EQ(requests[0].frames[3], "b");
-    EXPECT_EQ(requests[0].frames[6], R"({"text":"body"})");
-    EXPECT_EQ(requests[1].frames[6], schema::dump(json{{"n", 2}, {"a", "é"}}));
+    EXPECT_EQ(requests[0].frames.back(), R"({"text":"body"})");
+    EXPECT_EQ(requests[1].frames.back(), schema::dump(json{{"n", 2}, {"a", "é"}}));
     for (const auto& r : requests) {
         gbc_reply(broker, r.identity, schema::protocol::client_cmd::kFinal,
                   {r.frames[4], R"({"done":true})"});
@@ -1193,6 +1239,19 @@ TEST(RequestMetaTest, DecodesAndChecksEveryField) {
         now);
     ASSERT_TRUE(quiet);
     EXPECT_FALSE(quiet->client_takes_explain);
+    EXPECT_TRUE(quiet->trace.empty());
+    // A call made on behalf of a run names its top-level trace (option trace=, §4.1); anything
+    // that is not a trace id is ignored.
+    auto nested = decode_request_meta(
+        R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1,"client":"GBC01",)"
+        R"("trace":"4bf92f3577b34da6a3ce929d0e0e4736"})",
+        now);
+    ASSERT_TRUE(nested);
+    EXPECT_EQ(nested->trace, "4bf92f3577b34da6a3ce929d0e0e4736");
+    auto odd = decode_request_meta(
+        R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1,"trace":"nope"})", now);
+    ASSERT_TRUE(odd);
+    EXPECT_TRUE(odd->trace.empty());
     for (const char* bad :
          {"[]", "nope", R"({"service":"s","deadline_ms":1,"attempt":1})",
           R"({"request_id":"a","service":"s","deadline_ms":-1,"attempt":1})",
