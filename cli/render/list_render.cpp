@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <set>
 
 #include "cli/render/render_text.hpp"
 #include "schema/explain_terms.hpp"
@@ -62,16 +63,24 @@ std::string render_session_table(const TraceSessionList& list) {
     // SUB-RUNS: a top-level run's sub-traces (an agent's tool calls, a query's engines) stay
     // under it (`traces show`), counted here rather than listed beside it (--all lists them).
     // TOKENS: the model tokens in/out of the run and its sub-runs; COLLECTION: what it asked.
-    // EVAL: the latest evaluation's score, shown when a run of the page has one.
-    constexpr std::size_t kColumns = 10;
-    const std::array<std::string, kColumns> titles{"SESSION",  "KIND",     "COLLECTION", "QUESTION",
-                                                   "STARTED",  "DURATION", "TOKENS",     "STATUS",
-                                                   "SUB-RUNS", "EVAL"};
+    // EVAL: the latest evaluation's score, shown when a run of the page has one. COST: what the
+    // run's model calls cost (docs/traces.md, "Cost"), shown when a run of the page has a cost or
+    // an unpriced model ("?": no price; "+?": more calls without one).
+    constexpr std::size_t kColumns = 11;
+    constexpr std::size_t kCostColumn = 7;
+    std::array<std::string, kColumns> titles{"SESSION", "KIND",     "COLLECTION", "QUESTION",
+                                             "STARTED", "DURATION", "TOKENS",     "COST",
+                                             "STATUS",  "SUB-RUNS", "EVAL"};
     std::vector<std::array<std::string, kColumns>> rows;
     bool evaluated = false;
+    bool costed = false;
+    std::set<std::string> currencies;
     for (const auto& s : list.sessions) {
         const bool used_model = s.input_tokens > 0 || s.output_tokens > 0;
         evaluated = evaluated || !s.evaluations.empty();
+        const bool unpriced = s.unpriced && !s.unpriced->empty();
+        costed = costed || s.cost || unpriced;
+        if (s.cost && s.currency) currencies.insert(*s.currency);
         rows.push_back(
             {escape_controls(session_label(s.session), false), escape_controls(kind_of(s), false),
              s.collection ? escape_controls(*s.collection, false) : "-",
@@ -80,11 +89,15 @@ std::string render_session_table(const TraceSessionList& list) {
              format_duration(s.duration_ms),
              used_model ? std::to_string(s.input_tokens) + "/" + std::to_string(s.output_tokens)
                         : "-",
+             s.cost ? format_cost(s.cost) + (unpriced ? "+?" : "") : (unpriced ? "?" : "-"),
              // AFFECTED: a knowledge change removed something the run used (issue 36).
-             escape_controls(s.status, false) + (s.affected > 0 ? " AFFECTED" : ""),
+             // SUMMARY: sampling kept a summary of the run (docs/traces.md, "Sampling").
+             escape_controls(s.status, false) + (s.affected > 0 ? " AFFECTED" : "") +
+                 (s.summary.value_or(false) ? " SUMMARY" : ""),
              s.subtraces > 0 ? std::to_string(s.subtraces) : "-", evaluation_cell(s.evaluations)});
     }
     const std::size_t shown_columns = evaluated ? kColumns : kColumns - 1;
+    if (currencies.size() == 1) titles[kCostColumn] = "COST " + *currencies.begin();
     std::array<std::size_t, kColumns> widths{};
     for (std::size_t c = 0; c < titles.size(); ++c) {
         widths[c] = code_points(titles[c]);
@@ -93,6 +106,7 @@ std::string render_session_table(const TraceSessionList& list) {
     auto write_row = [&](const std::array<std::string, kColumns>& row, std::string& out) {
         std::string text;
         for (std::size_t c = 0; c < shown_columns; ++c) {
+            if (c == kCostColumn && !costed) continue;
             text += c + 1 == shown_columns ? row[c] : pad(row[c], widths[c] + 2);
         }
         while (!text.empty() && text.back() == ' ') text.pop_back();

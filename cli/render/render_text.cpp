@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 
 #include "cli/render/trace_render.hpp"
@@ -142,6 +143,13 @@ bool is_integer_lexical(std::string_view text) {
                        [](char c) { return c >= '0' && c <= '9'; });
 }
 
+std::string call_cost(const schema::StepCost& call) {
+    std::string text = "tokens " + std::to_string(call.input_tokens) + " in / " +
+                       std::to_string(call.output_tokens) + " out, ";
+    if (!call.cost) return text + "no price for " + call.model;
+    return text + "cost " + format_cost(call.cost) + " " + call.currency;
+}
+
 std::string kind_of(const schema::TraceSessionSummary& s) {
     if (s.kind && !s.kind->empty()) return *s.kind;
     return s.service.value_or("");
@@ -173,6 +181,22 @@ std::size_t triple_count(const json& body) {
 
 std::string safe_text(std::string_view text, bool keep_newlines) {
     return detail::escape_controls(text, keep_newlines);
+}
+
+std::string format_cost(std::optional<double> cost) {
+    if (!cost || !std::isfinite(*cost) || *cost < 0) return "-";
+    if (*cost == 0) return "0";
+    // Digits after the point: 2 from 1 up, else enough for 3 significant ones (at most 10).
+    const int decimals =
+        *cost >= 1 ? 2 : std::min(10, 2 - static_cast<int>(std::floor(std::log10(*cost))));
+    std::array<char, 64> buf{};
+    std::snprintf(buf.data(), buf.size(), "%.*f", decimals, *cost);
+    std::string text = buf.data();
+    if (text.find('.') != std::string::npos) {
+        while (text.back() == '0') text.pop_back();
+        if (text.back() == '.') text.pop_back();
+    }
+    return text == "0" ? "~0" : text;  // below 10^-10
 }
 
 std::string format_duration(std::optional<std::int64_t> duration_ms) {

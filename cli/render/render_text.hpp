@@ -59,6 +59,9 @@ private:
 
 // The kind shown for a session: its kind, else the service that ran it.
 std::string kind_of(const schema::TraceSessionSummary& s);
+// One model call of a step with its cost (docs/traces.md, "Cost"): "tokens 120 in / 30 out, cost
+// 0.00123 USD", or "…, no price for <model>".
+std::string call_cost(const schema::StepCost& call);
 // urn:glassbox:<uuid>:question → <uuid> (which `show` accepts); other sessions as they are.
 std::string session_label(const std::string& session);
 

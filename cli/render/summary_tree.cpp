@@ -163,6 +163,8 @@ private:
         if (s.duration_ms) status += " in " + format_duration(s.duration_ms);
         if (s.started && !s.started->empty()) status += ", started " + *s.started;
         field("Status", status);
+        // docs/traces.md, "Sampling": what is shown is a summary.
+        if (s.summary.value_or(false)) field("Summary", "detail not kept: traces.sample");
         for (const auto& e : s.evaluations) field("Evaluation", evaluation_line(e));
         RunCost cost;
         add_cost(trace_, cost);
@@ -173,6 +175,23 @@ private:
                                std::to_string(cost.in) + " in / " + std::to_string(cost.out) +
                                " out" + (trace_.subtraces.empty() ? "" : " (with sub-runs)"));
         }
+        cost_field();
+    }
+
+    // What the run's and its sub-runs' model calls cost (docs/traces.md, "Cost").
+    void cost_field() {
+        const auto& s = trace_.session;
+        const bool unpriced = s.unpriced && !s.unpriced->empty();
+        if (!s.cost && !unpriced) return;
+        std::string text =
+            s.cost ? format_cost(s.cost) + " " + s.currency.value_or("") : std::string("none");
+        if (s.cost && !trace_.subtraces.empty()) text += " (with sub-runs)";
+        if (unpriced) {
+            std::string models;
+            for (const auto& m : *s.unpriced) models += (models.empty() ? "" : ", ") + m;
+            text += "; no price for " + models;
+        }
+        field("Cost", text);
     }
 
     // The short answer when a step gave one, else the start of the answer text.
@@ -242,6 +261,10 @@ private:
         routing_parts(node, add);
         answer_parts(node, add);
         if (auto ms = facts_.text(node, vocab::kDurationMs)) add(*ms + " ms");
+        if (event.costs) {
+            // Each model call with its tokens and cost (docs/traces.md, "Cost").
+            for (const auto& call : *event.costs) add(call_cost(call));
+        }
         if (event.error) add("error: " + event.error->error().describe());
         return parts;
     }

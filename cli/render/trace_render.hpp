@@ -148,5 +148,8 @@ std::string safe_text(std::string_view text, bool keep_newlines);
 
 // "12 ms", "1.25 s", "2 min 5 s"; "-" for none.
 std::string format_duration(std::optional<std::int64_t> duration_ms);
+// A cost as the renderers show it (docs/traces.md, "Cost"): "-" for none (unpriced), at most 2
+// decimals from 1 up, else 3 significant digits ("0.00123"), trailing zeros dropped.
+std::string format_cost(std::optional<double> cost);
 
 }  // namespace glassbox::cli::render

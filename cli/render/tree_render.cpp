@@ -230,6 +230,8 @@ private:
         field(0, "Duration", format_duration(s.duration_ms));
         if (s.worker && !s.worker->empty()) field(0, "Worker", escape_controls(*s.worker, false));
         field(0, "Events", std::to_string(trace_.events.size()));
+        // docs/traces.md, "Sampling": what is shown is a summary.
+        if (s.summary.value_or(false)) field(0, "Summary", "detail not kept: traces.sample");
         for (const auto& e : s.evaluations)
             field(0, "Evaluation", escape_controls(evaluation_line(e), false));
     }
@@ -268,6 +270,7 @@ private:
                       escape_controls(event.received, false);
         if (!detail.empty()) title += "  (" + detail + ")";
         line(0, title);
+        event_ = &event;
         if (event.error) field(4, "error", escape_controls(event.error->error().describe(), false));
         step_facts(node);
         leftovers(event);
@@ -367,6 +370,14 @@ private:
         field(4, "tokens",
               (in.empty() ? "-" : display_all(in)) + " in, " +
                   (out.empty() ? "-" : display_all(out)) + " out");
+        // What the call cost (docs/traces.md, "Cost"), as the trace collector priced it.
+        if (event_ == nullptr || !event_->costs || !node.is_iri()) return;
+        for (const auto& call : *event_->costs) {
+            if (call.step != node.as_iri().value) continue;
+            field(4, "cost",
+                  call.cost ? format_cost(call.cost) + " " + escape_controls(call.currency, false)
+                            : "none (no price for " + escape_controls(call.model, false) + ")");
+        }
     }
 
     // An inline text, or a stored one (its reference; the text itself when the reply re-inlined
@@ -575,7 +586,8 @@ private:
     const TreeOptions& options_;
     std::string& out_;
     SessionGraph graph_;
-    std::string run_prefix_;  // "urn:glassbox:<uuid>:" of this session, for short names
+    const TraceEvent* event_ = nullptr;  // the event whose step block is being written
+    std::string run_prefix_;             // "urn:glassbox:<uuid>:" of this session, for short names
 };
 
 }  // namespace

@@ -19,6 +19,17 @@
   const STEP_TYPES = ["Question", "RoutingDecision", "Grounding", "Exploration", "Focus", "Synthesis",
     "ToolUse", "Analysis", "Observation", "Escalation", "Conclusion"];
 
+  // A cost as the CLI shows it (docs/traces.md, "Cost"): "-" for none, at most 2 decimals from 1 up,
+  // else 3 significant digits ("0.00123"), trailing zeros dropped.
+  function formatCost(v) {
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) return "-";
+    if (v === 0) return "0";
+    const decimals = v >= 1 ? 2 : Math.min(10, 2 - Math.floor(Math.log10(v)));
+    let text = v.toFixed(decimals);
+    if (text.includes(".")) text = text.replace(/0+$/, "").replace(/\.$/, "");
+    return text === "0" ? "~0" : text;
+  }
+
   // A term's plain value: the IRI, the literal's lexical form, the blank node's label.
   function termValue(t) {
     if (t === null || t === undefined) return "";
@@ -90,6 +101,7 @@
       this.toolUse = false;
       this.status = "";
       this.error = null;
+      this.costs = null;  // the stored step's model calls with their cost (docs/traces.md, "Cost")
     }
   }
 
@@ -155,6 +167,7 @@
       }
       if (msg.trace_status) { step.status = msg.trace_status; run.status = msg.trace_status; }
       if (msg.error) step.error = msg.error;
+      if (Array.isArray(msg.costs)) step.costs = msg.costs;
       this.classify(step);
       return step;
     }
@@ -169,7 +182,7 @@
       run.status = summary.status || run.status;
       for (const ev of show.events || []) {
         this.addMessage({session: summary.session, seq: ev.seq, explain_id: ev.explain_id,
-          triples: ev.triples, trace_status: ev.state === "open" ? "" : ev.state});
+          triples: ev.triples, trace_status: ev.state === "open" ? "" : ev.state, costs: ev.costs});
       }
       // The calling step is what the sub-run's Question prov:used (docs/vocabulary.md §2).
       if (parentRun && !run.parentStep) {
@@ -210,6 +223,27 @@
     cost(uri) {
       return {durationMs: this.gbNum(uri, "durationMs"), inTokens: this.gbNum(uri, "inputTokens"),
         outTokens: this.gbNum(uri, "outputTokens"), model: this.gb(uri, "model")};
+    }
+
+    // What a stored step's model calls cost, as the trace collector priced them: {cost (null: none
+    // priced), currency, unpriced: [models without a price]}; null for a step with none (or live).
+    spend(uri) {
+      const step = this.steps.get(uri);
+      if (!step || !step.costs || !step.costs.length) return null;
+      let cost = null, currency = "";
+      const unpriced = [];
+      for (const c of step.costs) {
+        if (typeof c.cost === "number") { cost = (cost || 0) + c.cost; currency = currency || c.currency || ""; }
+        else if (c.model && !unpriced.includes(c.model)) unpriced.push(c.model);
+      }
+      return {cost, currency, unpriced};
+    }
+
+    // The stored run's cost with its sub-runs' (its summary): as spend(), null when not stored.
+    runSpend(run) {
+      const s = run && run.summary;
+      if (!s || (s.cost === undefined && !s.unpriced)) return null;
+      return {cost: typeof s.cost === "number" ? s.cost : null, currency: s.currency || "", unpriced: s.unpriced || []};
     }
 
     totals() {
@@ -442,6 +476,7 @@
   GB.parseCompareHash = parseCompareHash;
   GB.NS = NS;
   GB.termValue = termValue;
+  GB.formatCost = formatCost;
   GB.termText = termText;
   GB.shortName = shortName;
   GB.isIri = isIri;

@@ -69,6 +69,14 @@
     }
   }
 
+  // The run's cost with its sub-runs' (docs/traces.md, "Cost"); "" when it has none to show.
+  function costText(spend) {
+    if (!spend) return "";
+    const none = spend.unpriced.length ? "no price for " + spend.unpriced.join(", ") : "";
+    if (spend.cost === null) return none;
+    return GB.formatCost(spend.cost) + " " + spend.currency + (none ? " (" + none + ")" : "");
+  }
+
   function runMeta(extra) {
     const m = state.model, root = m.root;
     const t = m.totals();
@@ -76,7 +84,7 @@
     meta($("run-meta"), [["status", root ? root.status : ""], ["kind", root ? root.service : ""],
       ["duration", s && s.duration_ms !== undefined && s.duration_ms !== null ? s.duration_ms + " ms" : ""],
       ["started", s ? s.started : ""], ["steps", m.steps.size], ["runs", m.runs.size],
-      ["triples", m.tripleCount], ["tokens", t.inTokens + "↓ " + t.outTokens + "↑"]].concat(extra || []));
+      ["triples", m.tripleCount], ["tokens", t.inTokens + "↓ " + t.outTokens + "↑"], ["cost", costText(m.runSpend(root))]].concat(extra || []));
     $("step-count").textContent = "(" + m.steps.size + " in " + m.runs.size + " run" + (m.runs.size === 1 ? "" : "s") + ")";
   }
 

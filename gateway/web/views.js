@@ -140,6 +140,12 @@
           fmtNum(c.inTokens) + "↓ " + fmtNum(c.outTokens) + "↑"));
       }
       if (c.model) cost.appendChild(h("span", {class: "model"}, c.model));
+      // What the step's model calls cost, as the trace collector priced them (stored traces).
+      const spend = m.spend(step.uri);
+      if (spend) {
+        cost.appendChild(h("span", {class: "price", title: spend.unpriced.length ? "no price for " + spend.unpriced.join(", ") : "costs.prices"},
+          spend.cost === null ? "no price" : GB.formatCost(spend.cost) + " " + spend.currency + (spend.unpriced.length ? " +?" : "")));
+      }
       sum.appendChild(cost);
       row.appendChild(sum);
       const body = h("div", {class: "step-detail"});

@@ -107,6 +107,28 @@ test("model: a stored trace's runs, steps, nesting and costs", () => {
   assert.equal(m.root.status, "complete");
 });
 
+test("model: a stored trace's costs per step and per run (docs/traces.md, \"Cost\")", () => {
+  const {show, q, r} = routedTrace();
+  show.session.cost = 0.0035;
+  show.session.currency = "EUR";
+  show.session.unpriced = ["local-llama"];
+  show.subtraces[0].events[1].costs = [{step: r + "focus", model: "gpt-4o", input_tokens: 370, output_tokens: 580, cost: 0.0035, currency: "EUR"}];
+  show.subtraces[0].events[2].costs = [{step: r + "synthesis", model: "local-llama", input_tokens: 10, output_tokens: 5, cost: null, currency: "EUR"}];
+  const m = new GB.TraceModel();
+  m.addStored(show, null);
+  const priced = m.spend(r + "focus");
+  assert.deepEqual([priced.cost, priced.currency, priced.unpriced.length], [0.0035, "EUR", 0]);
+  const none = m.spend(r + "synthesis");
+  assert.equal(none.cost, null, "no price: no cost, not 0");
+  assert.deepEqual([...none.unpriced], ["local-llama"]);
+  assert.equal(m.spend(q + "routing"), null, "a step without model calls");
+  const run = m.runSpend(m.root);
+  assert.equal(run.cost, 0.0035);
+  assert.equal(run.currency, "EUR");
+  assert.deepEqual([...run.unpriced], ["local-llama"]);
+  assert.deepEqual([0.0035, 1.5, 0, 0.000123456, null].map(GB.formatCost), ["0.0035", "1.5", "0", "0.000123", "-"]);
+});
+
 test("model: the query's answer borrows the sub-run's citations, resolved to their source", () => {
   const {show, answer, r} = routedTrace();
   const m = new GB.TraceModel();
