@@ -225,5 +225,46 @@ TEST_F(TraceCollectorTest, TheCollectorPrunesByItsRetentionSetting) {
     EXPECT_EQ(stats["retention"]["failures"], 0);
 }
 
+// traces.sample (docs/traces.md, "Sampling"): the collector's own thread summarises the runs the
+// rule leaves (all of them at 0), and stats, status, list, show and pin say so.
+TEST_F(TraceCollectorTest, TheCollectorSummarisesBySampling) {
+    RunningBroker broker = start_broker();
+    start_echo_worker(broker.endpoint);
+    start_process("trace-collector-sampling",
+                  {"/usr/bin/env", "GLASSBOX_TRACES_SAMPLE=0", "GLASSBOX_TRACES_SAMPLE_AFTER_S=0",
+                   glassbox_binary(), "worker", "trace-collector", "--broker", broker.endpoint,
+                   "--home", (dir() / "collector-home").string(), "--heartbeat-ms",
+                   std::to_string(kHeartbeatMs), "--prune-interval-s", "1"});
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+    run_echoes(broker.endpoint, 3);
+    json stats;
+    ASSERT_TRUE(wait_for_trace_answer(
+        broker.endpoint, {{"op", "stats"}},
+        [](const json& s) {
+            return s.contains("sampling") && s["sampling"].value("summarised", 0) == 3;
+        },
+        stats))
+        << stats.dump();
+    EXPECT_EQ(stats["sampling"]["fraction"], 0.0);
+    EXPECT_EQ(stats["sampling"]["waiting"], 0);
+    EXPECT_EQ(stats["sampling"]["whole"]["sampled"], 0);
+
+    const auto table = run_glassbox({"traces", "stats", "--broker", broker.endpoint});
+    EXPECT_NE(table.out.find("Sampling (top-level runs)"), std::string::npos) << table.out;
+    const auto status = run_glassbox({"status", "--broker", broker.endpoint});
+    EXPECT_NE(status.out.find("sampling traces.sample 0"), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("summarised 3 · waiting 0"), std::string::npos) << status.out;
+    const auto listed = call_trace(broker.endpoint, {{"op", "list"}});
+    ASSERT_EQ(listed["sessions"].size(), 3u) << listed.dump();
+    for (const auto& s : listed["sessions"]) EXPECT_EQ(s.value("summary", false), true);
+    const std::string run = listed["sessions"][0]["session"];
+    const auto shown = run_glassbox({"traces", "show", run, "--broker", broker.endpoint});
+    EXPECT_NE(shown.out.find("detail not kept: traces.sample"), std::string::npos) << shown.out;
+    const auto pinned = run_glassbox({"traces", "pin", run, "--broker", broker.endpoint});
+    ASSERT_TRUE(pinned.status.exited && pinned.status.code == 0) << pinned.err;
+    EXPECT_NE(pinned.out.find("It stays a summary"), std::string::npos) << pinned.out;
+}
+
 }  // namespace
 }  // namespace glassbox::integration
