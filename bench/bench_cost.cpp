@@ -641,9 +641,12 @@ bool handle_directly(const rag::RagConfig& config, const std::string& question, 
     schema::GraphRagQuery query;
     query.query = question;
     query.collection = kCollection;
-    runtime::RequestMeta meta{
-        "bench-cost-" + std::to_string(n),   "graph-rag", milliseconds{60'000},
-        Clock::now() + milliseconds{60'000}, 1,           "GBC01"};
+    runtime::RequestMeta meta;
+    meta.request_id = "bench-cost-" + std::to_string(n);
+    meta.service = "graph-rag";
+    meta.deadline_ms = milliseconds{60'000};
+    meta.deadline = Clock::now() + milliseconds{60'000};
+    meta.client = "GBC01";
     runtime::RequestContext context(std::move(meta), schema::encode(query), "bench-cost-handler",
                                     channel, [&calls]() -> bus::BusClient& { return calls; });
     rag::handle_graph_rag(context, config);

@@ -4,7 +4,10 @@
 
 #include "cli/settings.hpp"
 #include "cli/storage_choice.hpp"
+#include "http/otel_headers.hpp"
+#include "schema/prices.hpp"
 #include "storage/pg_dsn.hpp"
+#include "text/redactor.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -165,6 +168,61 @@ std::vector<Setting> glassbox_settings() {
                         "How often the trace collector prunes by traces.retention and "
                         "traces.max_bytes")
             .flag("--prune-interval-s"),
+        // Sampling (docs/traces.md, "Sampling"): the trace collector summarises the runs it does
+        // not keep whole.
+        number_setting("traces.sample", 1.0, 0.0, 1.0,
+                       "Fraction of ordinary runs kept in full detail; the rest keep a summary "
+                       "(errors, escalations, evaluated and pinned runs stay whole; 1: off)"),
+        integer_setting("traces.sample_after_s", 600, 0, 30 * 86'400,
+                        "How long after its end a run waits before it is summarised (a pin or an "
+                        "evaluation meanwhile keeps it whole)"),
+
+        // Cost (docs/traces.md, "Cost").
+        text_setting("costs.prices", "",
+                     "Prices per model, per million tokens: a table { \"MODEL\" = { input = "
+                     "2.5, output = 10.0 } } (JSON in the environment)")
+            .structured_value(),
+        text_setting("costs.currency", "USD", "The currency of costs.prices, as shown"),
+
+        // Redaction (docs/security.md, "Redaction"): applied by every worker before an explain
+        // message leaves it, so nothing stored, spooled, exported or logged holds the original.
+        text_setting("redaction.rules", "",
+                     "Built-in rules applied to every scope: an array of \"email\", \"phone\", "
+                     "\"card\", \"iban\" (JSON or a comma list in the environment)")
+            .structured_value(),
+        text_setting("redaction.patterns", "",
+                     "Regular expressions: an array of { name, regex, scope = [\"question\", "
+                     "\"answer\", \"observations\", \"documents\"] } (JSON in the environment)")
+            .structured_value(),
+
+        // OpenTelemetry export (docs/operations.md, "OpenTelemetry"): the trace collector sends
+        // every finished run as spans over OTLP/HTTP. The OTEL_EXPORTER_OTLP_* variables every
+        // OpenTelemetry SDK reads are read too, below glassbox's own.
+        text_setting("otel.endpoint", "",
+                     "OTLP/HTTP base URL; /v1/traces is appended (empty: no export)")
+            .env_alias("OTEL_EXPORTER_OTLP_ENDPOINT"),
+        text_setting("otel.traces_endpoint", "",
+                     "OTLP/HTTP traces URL, used as it is (overrides otel.endpoint)")
+            .env_alias("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+        choice_setting("otel.protocol", "http/protobuf", {"http/protobuf", "http/json"},
+                       "OTLP encoding: binary protobuf or JSON")
+            .env_alias("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+            .env_alias("OTEL_EXPORTER_OTLP_PROTOCOL"),
+        text_setting("otel.headers", "",
+                     "Headers of every export request: key=value pairs, comma-separated, values "
+                     "URL-encoded (shown masked)")
+            .env_alias("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+            .env_alias("OTEL_EXPORTER_OTLP_HEADERS"),
+        integer_setting("otel.timeout_ms", 10'000, 1, kHourMs, "One export request's bound")
+            .env_alias("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+            .env_alias("OTEL_EXPORTER_OTLP_TIMEOUT"),
+        text_setting("otel.service_name", "glassbox", "The spans' service.name resource attribute")
+            .env_alias("OTEL_SERVICE_NAME"),
+        integer_setting("otel.max_queue", 10'000, 1, kNoMax,
+                        "Runs waiting for export at most; beyond it the oldest are dropped and "
+                        "counted"),
+        integer_setting("otel.interval_ms", 1'000, 10, kHourMs,
+                        "How often the exporter looks for finished runs when idle"),
 
         // The HTTP gateway.
         text_setting("gateway.listen", "127.0.0.1:8080",
@@ -427,6 +485,15 @@ const std::vector<SettingRule>& settings_rules() {
         {"storage.postgres_read_dsn", storage::masked_dsn, connection_string_problem,
          std::string(kConnectionStringValues)},
         {"sparql.password", masked_secret, nullptr, {}},
+        // OpenTelemetry (docs/operations.md): the collector parses it with the same parser.
+        {"otel.headers", masked_secret, http::otel_headers_problem, {}},
+        // Cost (docs/traces.md, "Cost"): the trace collector reads it with the same parser.
+        {"costs.prices", nullptr, schema::prices_problem, {}},
+        // Redaction (docs/security.md, "Redaction"): every worker parses them with the same parser.
+        {"redaction.rules", nullptr, text::redaction_rules_problem,
+         "an array of \"email\", \"phone\", \"card\", \"iban\" (or a comma list)"},
+        {"redaction.patterns", nullptr, text::redaction_patterns_problem,
+         "an array of { name, regex, scope }"},
     };
     return rules;
 }

@@ -18,6 +18,7 @@
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/render/trace_render.hpp"
 #include "cli/settings.hpp"
 #include "cli/storage_choice.hpp"
 #include "schema/protocol.hpp"
@@ -166,6 +167,62 @@ std::string store_mirror_text(const json& mirror) {
     return text;
 }
 
+// One line for the OpenTelemetry exporter (docs/operations.md, "OpenTelemetry"), when the
+// collector has an endpoint: where to, what went, what waits and what was dropped.
+void print_otel(const json& traces) {
+    const auto otel = traces.find("otel");
+    if (otel == traces.end() || !otel->is_object() || !otel->value("configured", false)) return;
+    const json dropped = otel->value("dropped", json::object());
+    std::cout << "otel     " << field(*otel, "endpoint") << " (" << field(*otel, "protocol")
+              << ") · exported " << field(*otel, "exported_runs") << " runs, "
+              << field(*otel, "exported_spans") << " spans · " << field(*otel, "pending")
+              << " pending · dropped " << field(dropped, "queue_full") << " queue full, "
+              << field(dropped, "rejected") << " rejected";
+    const auto pending = count_of(*otel, "pending").value_or(0);
+    if (const auto error = otel->find("last_error");
+        pending > 0 && error != otel->end() && error->is_string() && !error->empty())
+        std::cout << " · receiver failing: " << error->get<std::string>();
+    std::cout << std::endl;
+}
+
+// One line for sampling (docs/traces.md, "Sampling") when it is on or decided something: the
+// fraction kept whole, the top-level runs kept whole by why, summarised, and waiting.
+void print_sampling(const json& traces) {
+    const auto sampling = traces.find("sampling");
+    if (sampling == traces.end() || !sampling->is_object()) return;
+    const json whole = sampling->value("whole", json::object());
+    std::int64_t decided = count_of(*sampling, "summarised").value_or(0);
+    for (const char* key : {"error", "escalation", "evaluated", "pinned", "sampled"})
+        decided += count_of(whole, key).value_or(0);
+    const json fraction = sampling->value("fraction", json(1.0));
+    const bool on = fraction.is_number() && fraction.get<double>() < 1.0;
+    if (!on && decided == 0) return;
+    std::cout << "sampling " << (on ? "traces.sample " + fraction.dump() : std::string("off"))
+              << " · whole " << field(whole, "error") << " error, " << field(whole, "escalation")
+              << " escalation, " << field(whole, "evaluated") << " evaluated, "
+              << field(whole, "pinned") << " pinned, " << field(whole, "sampled")
+              << " sampled · summarised " << field(*sampling, "summarised") << " · waiting "
+              << field(*sampling, "waiting") << std::endl;
+}
+
+// One line for cost (docs/traces.md, "Cost") when a stored run called a model: the total in the
+// collector's currency, the models, and those without a price.
+void print_costs(const json& traces) {
+    const auto costs = traces.find("costs");
+    if (costs == traces.end() || !costs->is_object()) return;
+    const json models = costs->value("by_model", json::array());
+    if (!models.is_array() || models.empty()) return;
+    const json total = costs->value("total", json(0.0));
+    std::cout << "cost     " << render::format_cost(total.is_number() ? total.get<double>() : 0.0)
+              << " " << render::safe_text(costs->value("currency", std::string()), false) << " · "
+              << models.size() << (models.size() == 1 ? " model" : " models");
+    std::string unpriced;
+    for (const auto& m : costs->value("unpriced", json::array()))
+        if (m.is_string()) unpriced += (unpriced.empty() ? "" : ", ") + m.get<std::string>();
+    if (!unpriced.empty()) std::cout << " · no price for " << render::safe_text(unpriced, false);
+    std::cout << std::endl;
+}
+
 // One line for the SPARQL engine and its mirrors (docs/sparql.md), when the collector or the store
 // says it mirrors; nothing otherwise.
 void print_sparql(const json& status) {
@@ -234,6 +291,9 @@ void print_table(const json& status) {
               << " explains into others' sessions, " << field(counters, "explains_out_of_order")
               << " out of order, " << field(counters, "acks_refused") << " ACKs" << std::endl;
     if (status.contains("traces")) print_traces(status["traces"]);
+    if (status.contains("traces")) print_otel(status["traces"]);
+    if (status.contains("traces")) print_sampling(status["traces"]);
+    if (status.contains("traces")) print_costs(status["traces"]);
     print_sparql(status);
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -366,6 +367,37 @@ std::string retention_text(const schema::TraceRetentionStats& r) {
 }
 
 // The trace store's counts, then the collector's, as aligned tables.
+// The cost section (docs/traces.md, "Cost"): the total, each model with its tokens and the most
+// recent days (`--json` has every day).
+void add_cost_rows(const schema::TraceCosts& c, std::vector<traces::TableRow>& rows) {
+    constexpr std::size_t kDaysShown = 7;
+    rows.push_back({"Cost (" + c.currency + ")", {}});
+    rows.push_back({"total", {traces::format_cost(c.total)}});
+    for (const auto& m : c.by_model) {
+        rows.push_back({"  " + traces::safe_text(m.model, false),
+                        {m.cost ? traces::format_cost(m.cost) : "no price",
+                         with_commas(static_cast<std::uint64_t>(m.input_tokens)) + " in / " +
+                             with_commas(static_cast<std::uint64_t>(m.output_tokens)) + " out"}});
+    }
+    for (std::size_t i = 0; i < c.by_day.size() && i < kDaysShown; ++i)
+        rows.push_back({"  " + c.by_day[i].day, {traces::format_cost(c.by_day[i].cost)}});
+}
+
+// Sampling (docs/traces.md, "Sampling"): the fraction kept whole, the decisions, the runs waiting.
+void add_sampling_rows(const schema::TraceSamplingStats& s, std::vector<traces::TableRow>& rows) {
+    char fraction[32];
+    std::snprintf(fraction, sizeof fraction, "%g", s.fraction);
+    rows.push_back({"Sampling (top-level runs)", {}});
+    rows.push_back({"traces.sample", {s.fraction < 1.0 ? fraction : "1 (off)"}});
+    for (const auto& [name, n] :
+         {std::pair{"whole: error", s.whole.error},
+          std::pair{"whole: escalation", s.whole.escalation},
+          std::pair{"whole: evaluated", s.whole.evaluated},
+          std::pair{"whole: pinned", s.whole.pinned}, std::pair{"whole: sampled", s.whole.sampled},
+          std::pair{"summarised", s.summarised}, std::pair{"waiting", s.waiting}})
+        rows.push_back({name, {count(n)}});
+}
+
 std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) {
     std::vector<traces::TableRow> rows{{"Trace store", {}}, {"sessions", {count(stats.sessions)}}};
     // The statuses in the order a run goes through them, then any other the service names.
@@ -415,6 +447,8 @@ std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) 
         rows.push_back({"last write error", {m->last_error.empty() ? "-" : m->last_error}});
         rows.push_back({"watermark", {base::format_xsd_datetime_ms(m->watermark)}});
     }
+    if (stats.costs) add_cost_rows(*stats.costs, rows);
+    if (stats.sampling) add_sampling_rows(*stats.sampling, rows);
     return rows;
 }
 
@@ -468,8 +502,11 @@ void run_pin(const PinOptions& options, bool pinned) {
     auto result = schema::decode<schema::TracePinned>(reply);
     if (!result) exit_with_error(result.error());
     std::cout << (result->pinned ? "Pinned " : "Unpinned ") << result->session
-              << (result->pinned ? " (never pruned)" : "") << '\n'
-              << std::flush;
+              << (result->pinned ? " (never pruned)" : "") << '\n';
+    // docs/traces.md, "Sampling": a pin keeps what is stored; a summary's detail is gone.
+    if (result->summary.value_or(false))
+        std::cout << "It stays a summary: its detail was not kept (traces.sample)\n";
+    std::cout << std::flush;
 }
 
 // `traces mirror --all`: queues every ended top-level run for the SPARQL mirror.

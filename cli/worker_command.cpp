@@ -28,12 +28,16 @@
 #include "cli/storage_choice.hpp"
 #include "cli/worker_support.hpp"
 #include "http/sparql_client.hpp"
+#include "schema/prices.hpp"
 #include "schema/services.hpp"
 #include "schema/untrusted_json.hpp"
+#include "text/redactor.hpp"
 #include "workers/echo/echo_service.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/trace_collector/collector.hpp"
+#include "workers/trace_collector/otel_exporter.hpp"
 #include "workers/trace_collector/retention.hpp"
+#include "workers/trace_collector/sampling.hpp"
 #include "workers/trace_collector/sparql_mirror.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
@@ -149,6 +153,12 @@ void run_worker(const std::string& default_service, const WorkerOptions& options
     config.worker_name = options.name;
     config.text_body = std::move(text_body);
     config.run_inline = std::move(run_inline);
+    // Redaction before anything leaves the worker (docs/security.md, "Redaction"); the settings
+    // were checked when the configuration was resolved, by the same parser.
+    auto redactor =
+        text::Redactor::from_settings(s.text("redaction.rules"), s.text("redaction.patterns"));
+    if (!redactor) exit_with_error(redactor.error());
+    config.redactor = std::make_shared<const text::Redactor>(std::move(redactor).value());
 
     std::unique_ptr<runtime::Worker> worker;
     try {
@@ -208,6 +218,22 @@ std::unique_ptr<trace::RetentionWorker> start_retention(
     return worker;
 }
 
+// The sampling thread (docs/traces.md, "Sampling") with its own read-write connection to the
+// collector's store, when traces.sample is under 1; a pass every traces.prune_interval_s.
+std::unique_ptr<trace::SamplingWorker> start_sampling(const trace::StoreLocation& location,
+                                                      const trace::StoreConfig& store_config) {
+    trace::SamplingConfig config;
+    config.fraction = store_config.sample;
+    config.after = store_config.sample_after;
+    config.interval = std::chrono::seconds{settings().integer("traces.prune_interval_s")};
+    if (!config.enabled()) return nullptr;
+    auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
+    if (!store) exit_with_error(store.error());
+    auto worker = std::make_unique<trace::SamplingWorker>(std::move(store).value(), config);
+    worker->start();
+    return worker;
+}
+
 // The SPARQL mirror thread (docs/traces.md, "Mirror to a SPARQL engine") with its own read-write
 // connection to the collector's store, when an engine is configured (sparql.endpoint).
 std::unique_ptr<trace::SparqlMirror> start_mirror(const trace::StoreLocation& location,
@@ -230,6 +256,65 @@ std::unique_ptr<trace::SparqlMirror> start_mirror(const trace::StoreLocation& lo
     return mirror;
 }
 
+// The OpenTelemetry exporter's configuration and counters (docs/operations.md, "OpenTelemetry").
+struct OtelWiring {
+    std::optional<trace::ExporterConfig> config;  // nullopt: no endpoint configured
+    std::shared_ptr<trace::OtelCounters> counters;
+};
+
+// The exporter's settings; with an endpoint, `store` queues each ended run for it. Malformed
+// otel.headers: a configuration error (exit 2), as every command reports it.
+OtelWiring otel_settings(trace::StoreConfig& store) {
+    const auto& s = settings();
+    const std::string url =
+        http::otel_traces_url(s.text("otel.endpoint"), s.text("otel.traces_endpoint"));
+    if (url.empty()) return {std::nullopt, std::make_shared<trace::OtelCounters>()};
+    trace::ExporterConfig config;
+    config.url = url;
+    auto headers = http::parse_otel_headers(s.text("otel.headers"));
+    if (!headers) exit_with_error(headers.error());
+    config.headers = std::move(headers).value();
+    auto encoding = trace::otel_encoding(s.text("otel.protocol"));
+    if (!encoding) exit_with_error(encoding.error());
+    config.encoding = *encoding;
+    config.interval = std::chrono::milliseconds{s.integer("otel.interval_ms")};
+    config.timeout = std::chrono::milliseconds{s.integer("otel.timeout_ms")};
+    config.max_queue = s.integer("otel.max_queue");
+    store.export_otel = true;
+    return {config, std::make_shared<trace::OtelCounters>(http::otel_public_url(url),
+                                                          s.text("otel.protocol"))};
+}
+
+// The OpenTelemetry exporter thread with its own read-write connection to the collector's store,
+// when an endpoint is configured.
+std::unique_ptr<trace::OtelExporter> start_exporter(const trace::StoreLocation& location,
+                                                    const trace::StoreConfig& store_config,
+                                                    const OtelWiring& otel) {
+    if (!otel.config) return nullptr;
+    const auto& config = otel.config;
+    auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
+    if (!store) exit_with_error(store.error());
+    trace::otel::Resource resource;
+    resource.service_name = settings().text("otel.service_name");
+    auto exporter = std::make_unique<trace::OtelExporter>(
+        std::move(store).value(), trace::otlp_batch_encoder(resource, config->encoding), *config,
+        otel.counters);
+    exporter->start();
+    return exporter;
+}
+
+// The collector's store: <home>/traces.db, or the PostgreSQL database storage.* names.
+trace::StoreLocation collector_store_location(const std::filesystem::path& home) {
+    const auto storage = cli::required_storage_choice();
+    trace::StoreLocation location;
+    location.path = home / "traces.db";
+    if (storage.backend == cli::StorageBackend::kPostgres) {
+        location.postgres_dsn = storage.dsn;
+        location.postgres_read_dsn = storage.read_dsn;
+    }
+    return location;
+}
+
 // The collector (GBE01, the only writer of <home>/traces.db) and the `trace` service (reads)
 // in one process; SIGTERM/SIGINT stop both gracefully.
 void run_trace_collector(const TraceCollectorOptions& options) {
@@ -248,14 +333,15 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     // With an engine configured, ingest queues each ended run for the SPARQL mirror.
     const auto sparql = sparql_config_from_settings();
     store_config.mirror_sparql = sparql.has_value();
-    // The store: <home>/traces.db, or the PostgreSQL database storage.* names.
-    const auto storage = cli::required_storage_choice();
-    trace::StoreLocation location;
-    location.path = home / "traces.db";
-    if (storage.backend == cli::StorageBackend::kPostgres) {
-        location.postgres_dsn = storage.dsn;
-        location.postgres_read_dsn = storage.read_dsn;
-    }
+    // Sampling (docs/traces.md, "Sampling"): stats reports the fraction; the thread below uses it.
+    store_config.sample = s.number("traces.sample");
+    store_config.sample_after = std::chrono::seconds{s.integer("traces.sample_after_s")};
+    // Cost (docs/traces.md, "Cost"): ingest prices each model call (checked with the settings).
+    auto prices = schema::parse_prices(s.text("costs.prices"), s.text("costs.currency"));
+    if (!prices) exit_with_error(prices.error());
+    store_config.prices = std::move(prices).value();
+    const auto otel = otel_settings(store_config);  // OpenTelemetry: ingest queues ended runs
+    const trace::StoreLocation location = collector_store_location(home);
     const trace::RetentionConfig retention = retention_settings();
     auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
     if (!store) exit_with_error(store.error());
@@ -282,22 +368,26 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     config.worker_name = "trace-collector";
     auto pool = std::make_shared<trace::ReadStorePool>(location, store_config);
     // `stats` reports the collector's own counters too (store failures, deliveries not yet stored).
-    runtime::Worker worker(
-        context, config,
-        trace::make_trace_handler(
-            pool, [&collector] { return collector.stats(); }, retention_counters, mirror_counters));
+    runtime::Worker worker(context, config,
+                           trace::make_trace_handler(
+                               pool, [&collector] { return collector.stats(); }, retention_counters,
+                               mirror_counters, otel.counters));
 
     std::thread collector_thread([&collector] { collector.run(); });
     worker.start();
     auto pruner = start_retention(location, store_config, retention, retention_counters);
+    auto sampler = start_sampling(location, store_config);
     auto mirror = start_mirror(location, store_config, sparql, mirror_counters);
+    auto exporter = start_exporter(location, store_config, otel);
     auto log = base::component_logger("trace-collector");
     log->info("event=started store={} backend={} endpoint={} threads={}", location.describe(),
               (*store)->backend(), config.endpoint, config.threads);
     const int signal = wait_for_stop_signal(stop_signals);
     log->info("event=signal signal={} action=graceful_stop", signal);
     if (pruner) pruner->stop();
+    if (sampler) sampler->stop();
     if (mirror) mirror->stop();
+    if (exporter) exporter->stop();
     worker.stop();
     collector.stop();
     collector_thread.join();

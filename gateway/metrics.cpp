@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -153,6 +154,83 @@ void trace_metrics(std::string& out, const json& traces) {
     }
 }
 
+// The OpenTelemetry exporter (docs/operations.md, "OpenTelemetry"): since the trace collector
+// started, and its queue now; nothing when no endpoint is configured.
+void otel_metrics(std::string& out, const json& traces) {
+    const json otel = traces.is_object() ? traces.value("otel", json()) : json();
+    if (!otel.is_object() || !otel.value("configured", false)) return;
+    header(out, "glassbox_otel_exported_runs_total", "counter",
+           "runs sent to the OpenTelemetry receiver");
+    out += "glassbox_otel_exported_runs_total " + number(number_in(otel, "exported_runs")) + "\n";
+    header(out, "glassbox_otel_exported_spans_total", "counter",
+           "spans the OpenTelemetry receiver took");
+    out += "glassbox_otel_exported_spans_total " + number(number_in(otel, "exported_spans")) + "\n";
+    const json dropped = otel.value("dropped", json::object());
+    header(out, "glassbox_otel_dropped_runs_total", "counter",
+           "runs not exported: queue_full (beyond otel.max_queue), rejected (refused by the "
+           "receiver)");
+    for (const char* reason : {"queue_full", "rejected"})
+        out += std::string("glassbox_otel_dropped_runs_total{reason=\"") + reason + "\"} " +
+               number(number_in(dropped, reason)) + "\n";
+    header(out, "glassbox_otel_rejected_spans_total", "counter",
+           "spans a partial-success answer of the receiver rejected");
+    out +=
+        "glassbox_otel_rejected_spans_total " + number(number_in(dropped, "rejected_spans")) + "\n";
+    header(out, "glassbox_otel_queue_runs", "gauge", "runs waiting to be exported");
+    out += "glassbox_otel_queue_runs " + number(number_in(otel, "pending")) + "\n";
+    header(out, "glassbox_otel_failures_total", "counter",
+           "export requests that failed (retried, or refused)");
+    out += "glassbox_otel_failures_total " + number(number_in(otel, "failures")) + "\n";
+}
+
+// Sampling (docs/traces.md, "Sampling"): the top-level runs each decision took since the store
+// was created (kept whole by why, or summarised), and those waiting for one.
+void sampling_metrics(std::string& out, const json& traces) {
+    const json sampling = traces.is_object() ? traces.value("sampling", json()) : json();
+    if (!sampling.is_object()) return;
+    const json whole = sampling.value("whole", json::object());
+    header(out, "glassbox_trace_sampling_total", "counter",
+           "top-level runs sampling decided: kept whole (error, escalation, evaluated, pinned, "
+           "sampled) or summarised");
+    for (const char* decision : {"error", "escalation", "evaluated", "pinned", "sampled"})
+        out += std::string("glassbox_trace_sampling_total{decision=\"") + decision + "\"} " +
+               number(number_in(whole, decision)) + "\n";
+    out += "glassbox_trace_sampling_total{decision=\"summarised\"} " +
+           number(number_in(sampling, "summarised")) + "\n";
+    header(out, "glassbox_trace_sampling_waiting", "gauge",
+           "ended top-level runs waiting for the sampling decision");
+    out += "glassbox_trace_sampling_waiting " + number(number_in(sampling, "waiting")) + "\n";
+}
+
+// Cost (docs/traces.md, "Cost"): the stored runs' model calls by model, from the trace store
+// (pruning lowers them: a scraper sees a counter reset). A model without a price has tokens and
+// no cost series.
+void cost_metrics(std::string& out, const json& traces) {
+    const json costs = traces.is_object() ? traces.value("costs", json()) : json();
+    if (!costs.is_object()) return;
+    const json by_model = costs.value("by_model", json::array());
+    if (!by_model.is_array()) return;
+    const std::string currency = label(costs.value("currency", std::string()));
+    header(out, "glassbox_cost_total", "counter",
+           "what the stored runs' model calls cost, by model (costs.prices)");
+    for (const auto& m : by_model) {
+        if (!m.is_object() || !m.value("model", json()).is_string()) continue;
+        if (!m.value("cost", json()).is_number()) continue;
+        out += "glassbox_cost_total{model=\"" + label(m["model"].get<std::string>()) +
+               "\",currency=\"" + currency + "\"} " + number(m["cost"].get<double>()) + "\n";
+    }
+    header(out, "glassbox_tokens_total", "counter",
+           "model tokens of the stored runs' model calls, by model and direction");
+    for (const auto& m : by_model) {
+        if (!m.is_object() || !m.value("model", json()).is_string()) continue;
+        const std::string model = label(m["model"].get<std::string>());
+        for (const auto& [direction, key] :
+             {std::pair{"input", "input_tokens"}, std::pair{"output", "output_tokens"}})
+            out += "glassbox_tokens_total{model=\"" + model + "\",direction=\"" + direction +
+                   "\"} " + number(number_in(m, key)) + "\n";
+    }
+}
+
 }  // namespace
 
 std::string route_label(const std::string& method, const std::string& path) {
@@ -296,6 +374,9 @@ std::string Metrics::render(const json& broker, const json& traces,
     out += "glassbox_gateway_open_streams " + std::to_string(open_streams) + "\n";
     broker_metrics(out, broker);
     trace_metrics(out, traces);
+    otel_metrics(out, traces);
+    sampling_metrics(out, traces);
+    cost_metrics(out, traces);
     return out;
 }
 

@@ -56,6 +56,19 @@ struct FieldList<TraceEvaluated> {
 };
 
 template <>
+struct FieldList<StepCost> {
+    using T = StepCost;
+    static constexpr auto value = std::tuple{
+        required("step", &T::step),
+        field("model", &T::model),
+        field("input_tokens", &T::input_tokens),
+        field("output_tokens", &T::output_tokens),
+        nullable("cost", &T::cost),
+        field("currency", &T::currency),
+    };
+};
+
+template <>
 struct FieldList<TraceSessionSummary> {
     using T = TraceSessionSummary;
     static constexpr auto value = std::tuple{
@@ -76,8 +89,12 @@ struct FieldList<TraceSessionSummary> {
         field("input_tokens", &T::input_tokens),
         field("output_tokens", &T::output_tokens),
         field("pinned", &T::pinned),
+        field("summary", &T::summary),
         field("evaluations", &T::evaluations),
         field("affected", &T::affected),
+        nullable("cost", &T::cost),
+        field("currency", &T::currency),
+        field("unpriced", &T::unpriced),
     };
 };
 
@@ -107,6 +124,7 @@ struct FieldList<TraceEvent> {
         field("seq", &T::seq),         field("explain_id", &T::explain_id),
         field("state", &T::state),     field("received", &T::received),
         field("triples", &T::triples), field("error", &T::error),
+        field("costs", &T::costs),
     };
 };
 
@@ -206,7 +224,8 @@ template <>
 struct FieldList<TracePinned> {
     using T = TracePinned;
     static constexpr auto value =
-        std::tuple{required("session", &T::session), field("pinned", &T::pinned)};
+        std::tuple{required("session", &T::session), field("pinned", &T::pinned),
+                   field("summary", &T::summary)};
 };
 
 template <>
@@ -221,14 +240,94 @@ struct FieldList<TraceMirrorStats> {
 };
 
 template <>
+struct FieldList<TraceSamplingWhole> {
+    using T = TraceSamplingWhole;
+    static constexpr auto value = std::tuple{
+        field("error", &T::error),         field("escalation", &T::escalation),
+        field("evaluated", &T::evaluated), field("pinned", &T::pinned),
+        field("sampled", &T::sampled),
+    };
+};
+
+template <>
+struct FieldList<TraceSamplingStats> {
+    using T = TraceSamplingStats;
+    static constexpr auto value = std::tuple{
+        field("fraction", &T::fraction),
+        field("whole", &T::whole),
+        field("summarised", &T::summarised),
+        field("waiting", &T::waiting),
+    };
+};
+
+template <>
+struct FieldList<TraceOtelDrops> {
+    using T = TraceOtelDrops;
+    static constexpr auto value =
+        std::tuple{field("queue_full", &T::queue_full), field("rejected", &T::rejected),
+                   field("rejected_spans", &T::rejected_spans)};
+};
+
+template <>
+struct FieldList<TraceOtelStats> {
+    using T = TraceOtelStats;
+    static constexpr auto value = std::tuple{
+        field("configured", &T::configured),
+        field("endpoint", &T::endpoint),
+        field("protocol", &T::protocol),
+        field("exported_runs", &T::exported_runs),
+        field("exported_spans", &T::exported_spans),
+        field("pending", &T::pending),
+        field("dropped", &T::dropped),
+        field("failures", &T::failures),
+        field("last_error", &T::last_error),
+    };
+};
+
+template <>
+struct FieldList<TraceModelCost> {
+    using T = TraceModelCost;
+    static constexpr auto value = std::tuple{
+        required("model", &T::model),
+        field("input_tokens", &T::input_tokens),
+        field("output_tokens", &T::output_tokens),
+        nullable("cost", &T::cost),
+    };
+};
+
+template <>
+struct FieldList<TraceDayCost> {
+    using T = TraceDayCost;
+    static constexpr auto value = std::tuple{required("day", &T::day), field("cost", &T::cost)};
+};
+
+template <>
+struct FieldList<TraceCosts> {
+    using T = TraceCosts;
+    static constexpr auto value = std::tuple{
+        field("currency", &T::currency), field("total", &T::total),
+        field("by_model", &T::by_model), field("by_day", &T::by_day),
+        field("unpriced", &T::unpriced),
+    };
+};
+
+template <>
 struct FieldList<TraceStats> {
     using T = TraceStats;
     static constexpr auto value = std::tuple{
-        field("sessions", &T::sessions),       field("events", &T::events),
-        field("triples", &T::triples),         field("texts", &T::texts),
-        field("quarantined", &T::quarantined), field("by_status", &T::by_status),
-        field("db_bytes", &T::db_bytes),       field("collector", &T::collector),
-        field("retention", &T::retention),     field("sparql_mirror", &T::sparql_mirror),
+        field("sessions", &T::sessions),
+        field("events", &T::events),
+        field("triples", &T::triples),
+        field("texts", &T::texts),
+        field("quarantined", &T::quarantined),
+        field("by_status", &T::by_status),
+        field("db_bytes", &T::db_bytes),
+        field("collector", &T::collector),
+        field("retention", &T::retention),
+        field("sparql_mirror", &T::sparql_mirror),
+        field("costs", &T::costs),
+        field("otel", &T::otel),
+        field("sampling", &T::sampling),
     };
 };
 
@@ -385,6 +484,10 @@ base::Result<TraceExportCounts> decode<TraceExportCounts>(const json& value) {
 
 GLASSBOX_FIELD_LIST_CODEC(TraceRetentionStats)
 GLASSBOX_FIELD_LIST_CODEC(TraceMirrorStats)
+GLASSBOX_FIELD_LIST_CODEC(TraceOtelDrops)
+GLASSBOX_FIELD_LIST_CODEC(TraceOtelStats)
+GLASSBOX_FIELD_LIST_CODEC(TraceSamplingWhole)
+GLASSBOX_FIELD_LIST_CODEC(TraceSamplingStats)
 GLASSBOX_FIELD_LIST_CODEC(TracePruneResult)
 GLASSBOX_FIELD_LIST_CODEC(TracePinned)
 GLASSBOX_FIELD_LIST_CODEC(TraceEvaluation)

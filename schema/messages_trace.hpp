@@ -64,6 +64,19 @@ inline constexpr std::size_t kMaxEvaluationNameBytes = 256;
 inline constexpr std::size_t kMaxEvaluationAnswers = 100;
 inline constexpr std::size_t kMaxEvaluationAnswerBytes = 4096;
 
+// One model call of a step (docs/traces.md, "Cost"): the node that states gb:model and the tokens
+// (the step, or its reflection), and what the tokens cost at the prices the trace collector had
+// when it stored them. `cost` absent: the model has no price (no cost, never 0).
+struct StepCost {
+    std::string step;   // required: the step's (or its reflection's) IRI
+    std::string model;  // gb:model; "" when the step named none
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
+    std::optional<double> cost;
+    std::string currency;
+    bool operator==(const StepCost&) const = default;
+};
+
 // One row of `list`, and the `session` object of `show`. Fields the store has no value for are
 // null on the wire (absent optionals), except `error`, which is left out.
 struct TraceSessionSummary {
@@ -85,10 +98,18 @@ struct TraceSessionSummary {
     std::int64_t input_tokens = 0;
     std::int64_t output_tokens = 0;
     bool pinned = false;  // never pruned (docs/traces.md, "Retention")
+    // true: a summary, its detail not kept (traces.sample; docs/traces.md, "Sampling"); absent
+    // for a run kept whole.
+    std::optional<bool> summary;
     // Its evaluations, oldest first (at most kMaxEvaluationsPerRun); empty when never evaluated.
     std::vector<TraceEvaluation> evaluations;
     // How many knowledge changes removed something it used (docs/traces.md, "Affected answers").
     std::int64_t affected = 0;
+    // What its steps' and its sub-runs' model calls cost (docs/traces.md, "Cost"), in `currency`;
+    // null when none was priced. `unpriced`: the models it used that had no price (absent: none).
+    std::optional<double> cost;
+    std::optional<std::string> currency;
+    std::optional<std::vector<std::string>> unpriced;
     bool operator==(const TraceSessionSummary&) const = default;
 };
 
@@ -111,6 +132,8 @@ struct TraceEvent {
     std::string received;
     std::vector<Triple> triples;
     std::optional<StoredError> error;
+    // The model calls of the step with their cost (docs/traces.md, "Cost"); absent: none.
+    std::optional<std::vector<StepCost>> costs;
     bool operator==(const TraceEvent&) const = default;
 };
 
@@ -185,6 +208,75 @@ struct TraceMirrorStats {
     bool operator==(const TraceMirrorStats&) const = default;
 };
 
+// What the OpenTelemetry exporter dropped (docs/operations.md, "OpenTelemetry").
+struct TraceOtelDrops {
+    std::uint64_t queue_full = 0;      // runs dropped, oldest first, beyond otel.max_queue
+    std::uint64_t rejected = 0;        // runs of requests the receiver refused (4xx but 429)
+    std::uint64_t rejected_spans = 0;  // spans a partial-success answer said it rejected
+    bool operator==(const TraceOtelDrops&) const = default;
+};
+
+// The trace collector's OpenTelemetry exporter (docs/operations.md, "OpenTelemetry"): the
+// store's queue and what the exporter did since the collector started.
+struct TraceOtelStats {
+    bool configured = false;  // an endpoint is configured (otel.endpoint, otel.traces_endpoint)
+    std::string endpoint;     // the traces URL without credentials or query
+    std::string protocol;     // http/protobuf or http/json
+    std::uint64_t exported_runs = 0;
+    std::uint64_t exported_spans = 0;
+    std::int64_t pending = 0;  // ended top-level runs queued, not yet sent
+    TraceOtelDrops dropped;
+    std::uint64_t failures = 0;  // requests that failed (retried, or dropped when refused)
+    std::string last_error;      // the last failure's error; "" when none failed
+    bool operator==(const TraceOtelStats&) const = default;
+};
+
+// The cost section of `stats` (docs/traces.md, "Cost"): the stored runs' model calls in the
+// currency of the collector's prices. A model without a price has a null cost and its tokens.
+struct TraceModelCost {
+    std::string model;
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
+    std::optional<double> cost;
+    bool operator==(const TraceModelCost&) const = default;
+};
+
+struct TraceDayCost {
+    std::string day;  // YYYY-MM-DD (UTC), the day the calls were stored
+    double cost = 0;
+    bool operator==(const TraceDayCost&) const = default;
+};
+
+inline constexpr std::size_t kMaxCostDays = 366;
+
+struct TraceCosts {
+    std::string currency;
+    double total = 0;
+    std::vector<TraceModelCost> by_model;  // by cost, highest first; unpriced models last
+    std::vector<TraceDayCost> by_day;      // newest first, at most kMaxCostDays
+    std::vector<std::string> unpriced;     // the models used that have no price
+    bool operator==(const TraceCosts&) const = default;
+};
+
+// Sampling (docs/traces.md, "Sampling"): the top-level runs kept whole, by why (in this order
+// of precedence), since the store was created.
+struct TraceSamplingWhole {
+    std::int64_t error = 0;
+    std::int64_t escalation = 0;
+    std::int64_t evaluated = 0;
+    std::int64_t pinned = 0;
+    std::int64_t sampled = 0;  // sampled in by traces.sample
+    bool operator==(const TraceSamplingWhole&) const = default;
+};
+
+struct TraceSamplingStats {
+    double fraction = 1.0;  // traces.sample; 1: off
+    TraceSamplingWhole whole;
+    std::int64_t summarised = 0;  // top-level runs summarised
+    std::int64_t waiting = 0;     // ended top-level runs not decided yet (0 when off)
+    bool operator==(const TraceSamplingStats&) const = default;
+};
+
 // The reply of `stats`: the store's counters and, from a trace collector, its own.
 struct TraceStats {
     std::int64_t sessions = 0;
@@ -198,6 +290,9 @@ struct TraceStats {
         collector;  // absent when no collector writes beside the service
     std::optional<TraceRetentionStats> retention;   // from a trace collector
     std::optional<TraceMirrorStats> sparql_mirror;  // from a trace collector
+    std::optional<TraceCosts> costs;                // docs/traces.md, "Cost"
+    std::optional<TraceOtelStats> otel;             // from a trace collector
+    std::optional<TraceSamplingStats> sampling;     // docs/traces.md, "Sampling"
     bool operator==(const TraceStats&) const = default;
 };
 
@@ -220,6 +315,8 @@ struct TracePruneResult {
 struct TracePinned {
     std::string session;  // the session URI the id named
     bool pinned = false;
+    // true: a summary already (docs/traces.md, "Sampling"), which it stays; absent otherwise.
+    std::optional<bool> summary;
     bool operator==(const TracePinned&) const = default;
 };
 
@@ -353,6 +450,10 @@ nlohmann::json encode(const TraceStats& m);
 nlohmann::json encode(const TraceExportCounts& m);
 nlohmann::json encode(const TraceRetentionStats& m);
 nlohmann::json encode(const TraceMirrorStats& m);
+nlohmann::json encode(const TraceOtelDrops& m);
+nlohmann::json encode(const TraceOtelStats& m);
+nlohmann::json encode(const TraceSamplingWhole& m);
+nlohmann::json encode(const TraceSamplingStats& m);
 nlohmann::json encode(const TracePruneResult& m);
 nlohmann::json encode(const TracePinned& m);
 nlohmann::json encode(const TraceEvaluation& m);
@@ -374,6 +475,10 @@ GLASSBOX_DECLARE_DECODE(TraceStats)
 GLASSBOX_DECLARE_DECODE(TraceExportCounts)
 GLASSBOX_DECLARE_DECODE(TraceRetentionStats)
 GLASSBOX_DECLARE_DECODE(TraceMirrorStats)
+GLASSBOX_DECLARE_DECODE(TraceOtelDrops)
+GLASSBOX_DECLARE_DECODE(TraceOtelStats)
+GLASSBOX_DECLARE_DECODE(TraceSamplingWhole)
+GLASSBOX_DECLARE_DECODE(TraceSamplingStats)
 GLASSBOX_DECLARE_DECODE(TracePruneResult)
 GLASSBOX_DECLARE_DECODE(TracePinned)
 GLASSBOX_DECLARE_DECODE(TraceEvaluation)

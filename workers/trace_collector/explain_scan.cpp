@@ -282,6 +282,12 @@ void clear(ScannedExplain& out) {
 
 }  // namespace
 
+bool scan_triple_text(std::string_view text, ScannedTriple& out) {
+    JsonCursor in(text, kMaxSkipDepth);
+    out = ScannedTriple{};
+    return scan_triple(in, out, 0, false) && in.at_end();
+}
+
 bool scan_explain(std::string_view body, ScannedExplain& out) {
     clear(out);
     // The dictionary form's parts (reused by the thread's next scan).

@@ -71,4 +71,9 @@ struct ScannedExplain {
 // written out in `out.expanded` (so what is stored and exported is the same in either form).
 bool scan_explain(std::string_view body, ScannedExplain& out);
 
+// One triple's JSON object alone (a stored triple record: the store keeps each triple in the
+// canonical encoding) scanned as scan_explain scans each of a body's triples, `out` viewing
+// `text`; false for anything else (the caller then decodes it with the JSON DOM).
+bool scan_triple_text(std::string_view text, ScannedTriple& out);
+
 }  // namespace glassbox::trace

@@ -27,6 +27,7 @@
 #include "storage/sql.hpp"
 #include "workers/trace_collector/explain_scan.hpp"
 #include "workers/trace_collector/run_uses.hpp"
+#include "workers/trace_collector/trace_costs.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 #include "workers/trace_collector/triple_blob.hpp"
 
@@ -204,9 +205,10 @@ struct Facts {
     std::optional<std::string> parent;
     std::optional<std::string> conversation;
     std::optional<std::string> collection;
-    std::int64_t tokens_in = 0;   // gb:inputTokens of the event's steps
-    std::int64_t tokens_out = 0;  // gb:outputTokens
-    detail::RunUses uses;         // what the run used (run_uses.hpp)
+    std::int64_t tokens_in = 0;            // gb:inputTokens of the event's steps
+    std::int64_t tokens_out = 0;           // gb:outputTokens
+    detail::RunUses uses;                  // what the run used (run_uses.hpp)
+    std::vector<detail::ModelCall> calls;  // the event's model calls, to price (trace_costs.hpp)
 };
 
 // What a batch's stored events change in one session row, with the result of one UPDATE
@@ -453,11 +455,25 @@ public:
         return {};
     }
 
+    // The cost rows of the batch's stored model calls (docs/traces.md, "Cost").
+    Result<void> write_costs() {
+        if (costs_.empty()) return {};
+        auto r = detail::write_step_costs(db_, config_.prices, costs_, received_);
+        costs_.clear();
+        return r;
+    }
+
     // The SPARQL mirror's queue: the top-level runs of the runs the batch ended (one upsert each,
     // nothing per event), when the store mirrors.
     Result<void> queue_mirror() {
         if (!config_.mirror_sparql) return {};
         return detail::queue_mirror(db_, runs_ended_, received_);
+    }
+
+    // The OpenTelemetry exporter's queue, as the mirror's.
+    Result<void> queue_otel() {
+        if (!config_.export_otel) return {};
+        return detail::queue_otel(db_, runs_ended_, received_);
     }
 
     // ---- set-based (PostgreSQL) -----------------------------------------------------------
@@ -680,16 +696,17 @@ private:
         for (std::size_t at = 0; at < rows.size(); at += kRowsPerStatement) {
             const std::size_t n = std::min(kRowsPerStatement, rows.size() - at);
             auto upsert = db_.prepare_once(
-                "INSERT INTO texts(digest, body, last_used) VALUES " +
-                value_rows(n, {nullptr, nullptr, nullptr}, 1) +
+                "INSERT INTO texts(digest, body, last_used, created) VALUES " +
+                value_rows(n, {nullptr, nullptr, nullptr, nullptr}, 1) +
                 " ON CONFLICT(digest) DO UPDATE SET last_used = excluded.last_used WHERE "
                 "texts.last_used < excluded.last_used");
             if (!upsert) return upsert.error();
             for (std::size_t k = 0; k < n; ++k) {
-                const int at_k = static_cast<int>(3 * k);
+                const int at_k = static_cast<int>(4 * k);
                 upsert->bind(at_k + 1, std::string_view{rows[at + k]->first})
                     .bind(at_k + 2, std::string_view{rows[at + k]->second})
-                    .bind(at_k + 3, received_);
+                    .bind(at_k + 3, received_)
+                    .bind(at_k + 4, received_);
             }
             if (auto r = upsert->run(); !r) return r;
             auto ids = db_.prepare_once("SELECT digest, id, body FROM texts WHERE digest IN (" +
@@ -914,6 +931,10 @@ private:
         if (terminal) u.status = d.state;
         ++u.events;
         note_uses(session.id, u.kind, d, std::move(facts.uses));
+        if (!facts.calls.empty()) {
+            costs_.push_back(detail::EventCalls{session.id, static_cast<std::int64_t>(m.seq),
+                                                std::move(facts.calls)});
+        }
     }
 
     // A bound on the bytes of the scanned event's packed records, never below them (each triple
@@ -982,8 +1003,8 @@ private:
     Result<std::optional<std::int64_t>> text_id(std::string_view body) {
         const std::string digest = fnv_digest(body);
         auto insert = db_.prepare(
-            "INSERT INTO texts(digest, body, last_used) VALUES(?1, ?2, ?3) ON CONFLICT(digest) DO "
-            "UPDATE SET last_used = excluded.last_used WHERE texts.last_used < "
+            "INSERT INTO texts(digest, body, last_used, created) VALUES(?1, ?2, ?3, ?3) ON "
+            "CONFLICT(digest) DO UPDATE SET last_used = excluded.last_used WHERE texts.last_used < "
             "excluded.last_used");
         if (!insert) return insert.error();
         insert->bind_static(1, digest).bind_static(2, body).bind(3, received_);
@@ -1033,8 +1054,16 @@ private:
             const std::string_view digits = t.o.value.value(scratch_);
             std::int64_t n = 0;
             const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-            if (ec == std::errc() && end == digits.data() + digits.size() && n > 0)
+            if (ec == std::errc() && end == digits.data() + digits.size() && n > 0) {
                 (p == v::kInputTokens ? facts.tokens_in : facts.tokens_out) += n;
+                auto& call = detail::call_of(facts.calls, t.s.value.str());
+                (p == v::kInputTokens ? call.input_tokens : call.output_tokens) += n;
+            }
+            return;
+        }
+        // The model of a step's call (priced with its tokens, docs/traces.md "Cost").
+        if (p == v::kModelName && t.o.kind == ScannedKind::kLiteral) {
+            detail::call_of(facts.calls, t.s.value.str()).model = t.o.value.str();
             return;
         }
         if (t.s.value.value(scratch_) != m.session) return;
@@ -1075,6 +1104,7 @@ private:
     detail::UseScan use_scan_;                      // the event being scanned's uses
     std::map<std::int64_t, detail::RunUses> uses_;  // session row → the batch's uses of it
     std::vector<std::int64_t> changes_;             // complete `store` runs of the batch
+    std::vector<detail::EventCalls> costs_;         // the batch's stored events' model calls
     TripleBlobWriter blob_;  // the event's triples, its buffers reused across the batch
 
     // Set-based (PostgreSQL): a delivery of the batch whose event is to be written.
@@ -1175,7 +1205,9 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
                       : store_rows(ingest, deliveries, outcome);
     if (!stored) return stored.error();
     if (auto r = ingest.write_uses(); !r) return r.error();
+    if (auto r = ingest.write_costs(); !r) return r.error();
     if (auto r = ingest.queue_mirror(); !r) return r.error();
+    if (auto r = ingest.queue_otel(); !r) return r.error();
     // Ended runs of a conversation become its turns in the same commit as their end.
     for (const auto session : ingest.ended()) {
         if (auto r = detail::index_turn(*db_, config_, session); !r) return r.error();

@@ -183,7 +183,10 @@ Result<std::int64_t> delete_batch(Connection& db, const StoreConfig& config,
             for (const char* sql : {"DELETE FROM run_uses WHERE session = ?1",
                                     "DELETE FROM invalidations WHERE session = ?1",
                                     "DELETE FROM run_text WHERE session = ?1",
-                                    "DELETE FROM sparql_pending WHERE session = ?1"}) {
+                                    // its model calls' costs (docs/traces.md, "Cost")
+                                    "DELETE FROM step_costs WHERE session = ?1",
+                                    "DELETE FROM sparql_pending WHERE session = ?1",
+                                    "DELETE FROM otel_pending WHERE session = ?1"}) {
                 if (auto r = run_bound(db, sql, session); !r) return r.error();
             }
             if (auto r = run_bound(db, "DELETE FROM sessions WHERE id = ?1", session); !r)
@@ -238,8 +241,18 @@ Result<json> TraceStore::pin(std::string_view id, bool pinned) {
     if (!q) return q.error();
     q->bind(1, std::int64_t{pinned ? 1 : 0}).bind(2, std::string_view{*uri});
     if (auto r = q->run(); !r) return r.error();
+    // A run sampling summarised stays a summary (docs/traces.md, "Sampling"): the reply says so.
+    auto sampled = db_->prepare(
+        "SELECT CASE WHEN sampling = 'summarised' THEN 1 ELSE 0 END FROM sessions WHERE uri = ?1");
+    if (!sampled) return sampled.error();
+    sampled->bind(1, std::string_view{*uri});
+    auto summary = sampled->first([](const Row& row) { return row.int64(0) != 0; });
+    sampled->reset();
+    if (!summary) return summary.error();
     if (auto r = transaction->commit(); !r) return r.error();
-    return json{{"session", *uri}, {"pinned", pinned}};
+    json reply{{"session", *uri}, {"pinned", pinned}};
+    if (summary->value_or(false)) reply["summary"] = true;
+    return reply;
 }
 
 Result<std::int64_t> TraceStore::live_bytes() {
@@ -441,7 +454,11 @@ Result<void> drop_partition(Connection& db, const StoreConfig& config, std::int6
                          "DELETE FROM invalidations WHERE session IN (SELECT id FROM "
                          "prune_doomed); "
                          "DELETE FROM run_text WHERE session IN (SELECT id FROM prune_doomed); "
+                         "DELETE FROM step_costs WHERE session IN (SELECT id FROM "
+                         "prune_doomed); "
                          "DELETE FROM sparql_pending WHERE session IN (SELECT id FROM "
+                         "prune_doomed); "
+                         "DELETE FROM otel_pending WHERE session IN (SELECT id FROM "
                          "prune_doomed); "
                          "DELETE FROM sessions WHERE id IN (SELECT id FROM prune_doomed); DROP "
                          "TABLE " +

@@ -23,6 +23,7 @@
 #include "schema/vocabulary.hpp"
 #include "storage/sql.hpp"
 #include "workers/trace_collector/run_uses.hpp"
+#include "workers/trace_collector/trace_costs.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 
 namespace glassbox::trace {
@@ -70,9 +71,10 @@ constexpr const char* kSummaryColumns =
     "last_event_at, error, "
     "(SELECT COUNT(*) FROM sessions sub WHERE sub.parent = sessions.uri), collection, tokens_in, "
     "tokens_out, pinned, (SELECT COUNT(*) FROM evaluations ev WHERE ev.session = sessions.id), "
-    "(SELECT COUNT(*) FROM invalidations iv WHERE iv.session = sessions.id)";
+    "(SELECT COUNT(*) FROM invalidations iv WHERE iv.session = sessions.id), sampling";
 constexpr int kEvaluationsColumn = 18;
 constexpr int kAffectedColumn = 19;  // the knowledge changes that affected it (issue 36)
+constexpr int kSamplingColumn = 20;  // the sampling pass's decision (docs/traces.md, "Sampling")
 
 // A run's tokens with its sub-runs' (their own sub-runs too), read after the page: each seek is
 // on sessions_sub_parent.
@@ -123,6 +125,7 @@ json summary_of(const Row& q, std::int64_t cutoff) {
     s["pinned"] = q.int64(17) != 0;
     s["evaluations"] = json::array();
     s["affected"] = q.int64(kAffectedColumn);
+    if (!q.is_null(kSamplingColumn) && q.text(kSamplingColumn) == "summarised") s["summary"] = true;
     return s;
 }
 
@@ -148,6 +151,11 @@ Result<void> add_subrun_tokens(Connection& db, std::int64_t id, json& summary) {
     });
     if (!read) return read.error();
     return {};
+}
+
+// Adds what the run's and its sub-runs' model calls cost to a summary (docs/traces.md, "Cost").
+Result<void> add_cost(Connection& db, std::int64_t id, json& summary) {
+    return detail::add_run_cost(db, id, summary["subtraces"].get<std::int64_t>() > 0, summary);
 }
 
 using Binding = std::variant<std::int64_t, std::string>;
@@ -383,6 +391,7 @@ Result<SessionPage> read_page(Connection& db, const std::string& sql,
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (auto added = add_subrun_tokens(db, ids[i], page.sessions[i]); !added)
             return added.error();
+        if (auto added = add_cost(db, ids[i], page.sessions[i]); !added) return added.error();
         if (auto added = add_evaluations(db, ids[i], evaluation_counts[i], page.sessions[i]);
             !added)
             return added.error();
@@ -564,6 +573,7 @@ Result<json> show_session(Connection& db, TripleBlobReader& reader, std::int64_t
             return make_error(ErrorType::kNotFound, "no trace with row id " + std::to_string(id));
     }
     if (auto added = add_subrun_tokens(db, id, out["session"]); !added) return added.error();
+    if (auto added = add_cost(db, id, out["session"]); !added) return added.error();
     if (auto added = add_evaluations(db, id, evaluations, out["session"]); !added)
         return added.error();
     json events = json::array();
@@ -591,6 +601,12 @@ Result<json> show_session(Connection& db, TripleBlobReader& reader, std::int64_t
             return true;
         });
     if (!triples) return triples.error();
+    auto costs = detail::event_costs(db, id);
+    if (!costs) return costs.error();
+    for (auto& [seq, calls] : *costs) {
+        if (const auto found = by_seq.find(seq); found != by_seq.end())
+            events[found->second]["costs"] = std::move(calls);
+    }
     out["events"] = std::move(events);
     json subtraces = json::array();
     if (depth < kMaxShowDepth) {
@@ -727,9 +743,15 @@ Result<json> TraceStore::stats(WallClock::time_point now) {
             q->each([&](const Row& row) { by_status[std::string(row.text(0))] = row.int64(1); });
         if (!read) return read.error();
         out["by_status"] = std::move(by_status);
+        auto sampling = detail::sampling_stats(*db_, config_);
+        if (!sampling) return sampling.error();
+        out["sampling"] = std::move(sampling).value();
         auto bytes = stored_bytes();
         if (!bytes) return bytes.error();
         out["db_bytes"] = *bytes;
+        auto costs = detail::cost_stats(*db_, config_.prices.currency);
+        if (!costs) return costs.error();
+        out["costs"] = std::move(costs).value();
         return out;
     });
 }

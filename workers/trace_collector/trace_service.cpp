@@ -250,7 +250,8 @@ Result<json> forget(TraceStore& store, const json& body) {
 }
 
 Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stats,
-                   RetentionCounters* retention, const MirrorCounters* mirror) {
+                   RetentionCounters* retention, const MirrorCounters* mirror,
+                   const OtelCounters* otel) {
     auto stored = store.stats();
     if (stored && collector_stats) (*stored)["collector"] = schema::encode(collector_stats());
     if (stored && retention) (*stored)["retention"] = schema::encode(retention->snapshot());
@@ -261,6 +262,11 @@ Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stat
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
         (*stored)["sparql_mirror"] = schema::encode(mirror->snapshot(*backlog, now));
+    }
+    if (stored && otel) {
+        auto pending = store.otel_backlog();
+        if (!pending) return pending.error();
+        (*stored)["otel"] = schema::encode(otel->snapshot(*pending));
     }
     return as_reply<schema::TraceStats>(std::move(stored));
 }
@@ -525,7 +531,8 @@ bool is_write_request(const json& body) {
 Result<json> answer_trace_request(TraceStore& store, const json& body,
                                   const std::function<bool(const json&)>& partial,
                                   const CollectorStatsSource& collector_stats,
-                                  RetentionCounters* retention, const MirrorCounters* mirror) {
+                                  RetentionCounters* retention, const MirrorCounters* mirror,
+                                  const OtelCounters* otel) {
     if (!body.is_object()) return invalid("trace expects a JSON object with \"op\"");
     const auto op = body.find("op");
     if (op == body.end() || !op->is_string())
@@ -534,7 +541,7 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "list") return list(store, body);
     if (name == "show") return show(store, body);
     if (name == "export") return export_range(store, body, partial);
-    if (name == "stats") return stats(store, collector_stats, retention, mirror);
+    if (name == "stats") return stats(store, collector_stats, retention, mirror, otel);
     if (name == "turns") return turns(store, body, collector_stats);
     if (name == "conversations") return conversations(store, body);
     if (name == "forget") return forget(store, body);
@@ -549,8 +556,9 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
 runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
                                     CollectorStatsSource collector_stats,
                                     std::shared_ptr<RetentionCounters> retention,
-                                    std::shared_ptr<const MirrorCounters> mirror) {
-    return [pool, collector_stats, retention, mirror](runtime::RequestContext& context) {
+                                    std::shared_ptr<const MirrorCounters> mirror,
+                                    std::shared_ptr<const OtelCounters> otel) {
+    return [pool, collector_stats, retention, mirror, otel](runtime::RequestContext& context) {
         const bool writes = is_write_request(context.body());
         const auto with = [&](const std::function<Result<json>(TraceStore&)>& use) {
             return writes ? pool->with_writer(use) : pool->with_store(use);
@@ -561,7 +569,7 @@ runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
                 [&](const json& chunk) {
                     return !context.cancelled() && context.send_partial(chunk).ok();
                 },
-                collector_stats, retention.get(), mirror.get());
+                collector_stats, retention.get(), mirror.get(), otel.get());
         });
         if (answer) {
             (void)context.reply(*answer);

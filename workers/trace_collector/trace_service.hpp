@@ -15,6 +15,7 @@
 #include "base/result.hpp"
 #include "schema/messages_trace.hpp"
 #include "workers/runtime/worker.hpp"
+#include "workers/trace_collector/otel_exporter.hpp"
 #include "workers/trace_collector/retention.hpp"
 #include "workers/trace_collector/sparql_mirror.hpp"
 #include "workers/trace_collector/trace_store.hpp"
@@ -62,13 +63,14 @@ using CollectorStatsSource = std::function<schema::TraceCollectorStats()>;
 // `partial` (false from it stops the export) and answers the FINAL counts; stats adds
 // `collector` from `collector_stats` when given, and `retention` from `retention` (which also
 // counts what a `prune` request deletes), and `sparql_mirror` from `mirror` with the store's
-// queue. Bad input: InvalidRequest naming the field; an unknown
+// queue, and `otel` from `otel` (the OpenTelemetry exporter's counters) with the store's queue.
+// Bad input: InvalidRequest naming the field; an unknown
 // id NotFound; an ambiguous prefix InvalidRequest.
 base::Result<nlohmann::json> answer_trace_request(
     TraceStore& store, const nlohmann::json& body,
     const std::function<bool(const nlohmann::json&)>& partial,
     const CollectorStatsSource& collector_stats = {}, RetentionCounters* retention = nullptr,
-    const MirrorCounters* mirror = nullptr);
+    const MirrorCounters* mirror = nullptr, const OtelCounters* otel = nullptr);
 
 // Whether a request body is one of the ops that write (served through with_writer).
 bool is_write_request(const nlohmann::json& body);
@@ -76,10 +78,12 @@ bool is_write_request(const nlohmann::json& body);
 // The runtime handler. The pool is shared by the handler copies the runtime makes (one per
 // slot thread), hence shared_ptr. `collector_stats`: the collector writing the store, if any;
 // `retention`: its process's retention counters, if any (shared with the retention thread);
-// `mirror`: its SPARQL mirror's counters (shared with the mirror thread).
+// `mirror`: its SPARQL mirror's counters (shared with the mirror thread); `otel`: its
+// OpenTelemetry exporter's (shared with the exporter thread).
 runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
                                     CollectorStatsSource collector_stats = {},
                                     std::shared_ptr<RetentionCounters> retention = nullptr,
-                                    std::shared_ptr<const MirrorCounters> mirror = nullptr);
+                                    std::shared_ptr<const MirrorCounters> mirror = nullptr,
+                                    std::shared_ptr<const OtelCounters> otel = nullptr);
 
 }  // namespace glassbox::trace

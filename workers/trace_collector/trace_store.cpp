@@ -3,6 +3,8 @@
 #include "workers/trace_collector/trace_store.hpp"
 
 #include <optional>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "storage/pg_connection.hpp"
@@ -20,7 +22,7 @@ using storage::Database;
 
 namespace {
 
-constexpr std::string_view kSchemaVersion = "9";
+constexpr std::string_view kSchemaVersion = "10";
 
 constexpr const char* kEventsTable = R"sql(
 -- One row per stored event with its triples: `triples` is ONE zstd frame (content size in its
@@ -66,7 +68,8 @@ CREATE TABLE IF NOT EXISTS sessions(
   collection TEXT,
   tokens_in INTEGER NOT NULL DEFAULT 0,
   tokens_out INTEGER NOT NULL DEFAULT 0,
-  pinned INTEGER NOT NULL DEFAULT 0);
+  pinned INTEGER NOT NULL DEFAULT 0,
+  sampling TEXT);
 -- export's range and lists that include sub-traces.
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started);
 -- kind and status filters over all sessions (include_subtraces) are rare: sessions_started
@@ -96,7 +99,8 @@ CREATE TABLE IF NOT EXISTS texts(
   id INTEGER PRIMARY KEY,
   digest TEXT NOT NULL UNIQUE,
   body TEXT NOT NULL,
-  last_used INTEGER NOT NULL DEFAULT 0);
+  last_used INTEGER NOT NULL DEFAULT 0,
+  created INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS texts_last_used ON texts(last_used);
 CREATE TABLE IF NOT EXISTS quarantine(
   id INTEGER PRIMARY KEY,
@@ -145,7 +149,7 @@ CREATE TABLE IF NOT EXISTS evaluations(
   confidence REAL,
   evaluated INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS evaluations_session ON evaluations(session, id);
-INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '9');
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '10');
 )sql";
 
 // The usage index, the invalidations and the answer text of runs (issue 36, docs/traces.md
@@ -203,6 +207,48 @@ END;
 constexpr const char* kMirrorSchema = R"sql(
 CREATE TABLE IF NOT EXISTS sparql_pending(session INTEGER PRIMARY KEY, due INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS sparql_pending_due ON sparql_pending(due);
+)sql";
+
+// The OpenTelemetry exporter's queue (issue 37, docs/traces.md "OpenTelemetry export"): the
+// top-level runs to send as spans, each with the time (ms) it was queued. Filled in the ingest
+// transaction that ends a run, only by a store opened with StoreConfig::export_otel; the exporter
+// deletes a row once the receiver took the run's spans, or drops the oldest beyond its bound.
+constexpr const char* kOtelSchema = R"sql(
+CREATE TABLE IF NOT EXISTS otel_pending(session INTEGER PRIMARY KEY, due INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS otel_pending_due ON otel_pending(due);
+)sql";
+
+// Sampling (issue 37, docs/traces.md "Sampling"; trace_sampling.cpp). sessions.sampling: the
+// decision the sampling pass made for a top-level run (and its sub-runs): error, escalation,
+// evaluated, pinned, sampled (kept whole), summarised, change (a knowledge change: not sampled);
+// NULL: not decided yet, which sessions_sampling_todo lists by end. texts.created: the `received`
+// of the batch that stored the text first (0: stored before version 10, never deleted by the
+// pass), so the events that may refer to it are those received between created and last_used.
+// sampling_counts: the decisions made since the store was created, per decision.
+constexpr const char* kSamplingSchema = R"sql(
+CREATE TABLE IF NOT EXISTS sampling_counts(decision TEXT PRIMARY KEY, runs INTEGER NOT NULL)
+  WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_sampling_todo ON sessions(ended)
+  WHERE sampling IS NULL AND parent IS NULL;
+)sql";
+
+// What each model call of a run cost (issue 37, docs/traces.md "Cost"): one row per node stating
+// gb:model or tokens in a stored event (a step, or its reflection), priced by costs.prices as the
+// collector had it when it stored the event (`cost` NULL: the model had no price). `day`: the
+// day (UTC, days since the epoch) it was stored. Deleted with its session (prune).
+constexpr const char* kCostsSchema = R"sql(
+CREATE TABLE IF NOT EXISTS step_costs(
+  session INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  step TEXT NOT NULL,
+  model TEXT NOT NULL,
+  day INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cost REAL,
+  currency TEXT NOT NULL,
+  PRIMARY KEY(session, seq, step));
+CREATE INDEX IF NOT EXISTS step_costs_day ON step_costs(day);
 )sql";
 
 // The substring search of `list` (issue 34): a contentless FTS5 table of trigrams of each
@@ -341,6 +387,26 @@ DROP TABLE run_uses_merged;
 UPDATE meta SET value = '9' WHERE key = 'schema';
 )sql";
 
+// Sampling's columns (kSamplingSchema) on a store of version 9 or before, whose tables kSchema
+// left as they were: each added unless the table has it.
+Result<void> add_sampling_columns(Database& db) {
+    for (const auto& [table, column, declaration] :
+         {std::tuple{"sessions", "sampling", "TEXT"},
+          std::tuple{"texts", "created", "INTEGER NOT NULL DEFAULT 0"}}) {
+        auto q = db.prepare_once(std::string("SELECT COUNT(*) FROM pragma_table_info('") + table +
+                                 "') WHERE name = '" + column + "'");
+        if (!q) return q.error();
+        auto n = q->first([](const storage::Row& row) { return row.int64(0); });
+        if (!n) return n.error();
+        if (n->value_or(0) != 0) continue;
+        if (auto r = db.exec(std::string("ALTER TABLE ") + table + " ADD COLUMN " + column + " " +
+                             declaration);
+            !r)
+            return r.error();
+    }
+    return {};
+}
+
 Result<void> migrate_from_3(Database& db) {
     if (auto r = db.exec("ALTER TABLE events RENAME TO events_v3;"); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
@@ -400,12 +466,23 @@ Result<void> migrate(Database& db) {
         // The usage tables first: a store of version 7 has none yet.
         if (auto r = db.exec(kUsesSchema); !r) return r.error();
         if (auto r = db.exec(kMigrateFrom8); !r) return r.error();
+        version = "9";
+    }
+    if (version == "9") {
+        // The OpenTelemetry exporter's queue, created below with the other tables.
+        if (auto r = db.exec("UPDATE meta SET value = '10' WHERE key = 'schema'"); !r)
+            return r.error();
+        // Sampling's columns are added below (add_sampling_columns) whatever the version.
     }
     if (auto r = db.exec(kSchema); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
     if (auto r = db.exec(kSearchTable); !r) return r.error();
     if (auto r = db.exec(kUsesSchema); !r) return r.error();
     if (auto r = db.exec(kMirrorSchema); !r) return r.error();
+    if (auto r = db.exec(kOtelSchema); !r) return r.error();
+    if (auto r = add_sampling_columns(db); !r) return r.error();
+    if (auto r = db.exec(kSamplingSchema); !r) return r.error();
+    if (auto r = db.exec(kCostsSchema); !r) return r.error();
     return transaction->commit();
 }
 
@@ -550,8 +627,28 @@ CREATE TABLE IF NOT EXISTS run_text(session BIGINT PRIMARY KEY, body TEXT NOT NU
 CREATE INDEX IF NOT EXISTS run_text_search ON run_text USING gin (to_tsvector('simple', body));
 CREATE TABLE IF NOT EXISTS sparql_pending(session BIGINT PRIMARY KEY, due BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS sparql_pending_due ON sparql_pending(due);
-INSERT INTO meta(key, value) VALUES('schema', '9') ON CONFLICT(key) DO NOTHING;
-UPDATE meta SET value = '9' WHERE key = 'schema' AND value IN ('6', '7', '8');
+CREATE TABLE IF NOT EXISTS otel_pending(session BIGINT PRIMARY KEY, due BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS otel_pending_due ON otel_pending(due);
+CREATE TABLE IF NOT EXISTS step_costs(
+  session BIGINT NOT NULL,
+  seq BIGINT NOT NULL,
+  step TEXT COLLATE "C" NOT NULL,
+  model TEXT COLLATE "C" NOT NULL,
+  day BIGINT NOT NULL,
+  input_tokens BIGINT NOT NULL,
+  output_tokens BIGINT NOT NULL,
+  cost DOUBLE PRECISION,
+  currency TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY(session, seq, step));
+CREATE INDEX IF NOT EXISTS step_costs_day ON step_costs(day);
+INSERT INTO meta(key, value) VALUES('schema', '10') ON CONFLICT(key) DO NOTHING;
+UPDATE meta SET value = '10' WHERE key = 'schema' AND value IN ('6', '7', '8', '9');
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS sampling TEXT COLLATE "C";
+ALTER TABLE texts ADD COLUMN IF NOT EXISTS created BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS sampling_counts(decision TEXT COLLATE "C" PRIMARY KEY,
+  runs BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS sessions_sampling_todo ON sessions(ended)
+  WHERE sampling IS NULL AND parent IS NULL;
 )sql";
 
 // The question search index on PostgreSQL: a trigram GIN index (pg_trgm, in PostgreSQL's
@@ -605,10 +702,11 @@ Result<void> create_postgres_schema(storage::sql::Connection& db) {
         if (!stored) return stored.error();
         version = std::move(*stored);
     }
-    // Versions 6 to 8 are brought to 9 by the schema's statements themselves (the evaluations
-    // table; the usage index, invalidations and run text, not back-filled; the mirror's queue).
+    // Versions 6 to 9 are brought to 10 by the schema's statements themselves (the evaluations
+    // table; the usage index, invalidations and run text, not back-filled; the mirror's queue;
+    // the OpenTelemetry exporter's queue).
     if (version && *version != kSchemaVersion && *version != "6" && *version != "7" &&
-        *version != "8")
+        *version != "8" && *version != "9")
         return {};
     if (auto r = db.exec(kPostgresSchema); !r) return r.error();
     if (auto r = create_search_index(db); !r) return r.error();

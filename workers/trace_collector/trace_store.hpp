@@ -17,6 +17,8 @@
 #include "base/result.hpp"
 #include "schema/messages.hpp"
 #include "schema/messages_trace.hpp"
+#include "schema/prices.hpp"
+#include "workers/trace_collector/otel_spans.hpp"
 
 namespace glassbox::trace {
 
@@ -67,6 +69,18 @@ struct StoreConfig {
     // change invalidated it) in the ingest transaction, one upsert per run. Off: nothing is
     // queued (no engine to mirror to; `mirror_all` queues the runs stored meanwhile).
     bool mirror_sparql = false;
+    // Sampling (docs/traces.md, "Sampling"; trace_sampling.cpp): traces.sample and
+    // traces.sample_after_s as the collector has them, for the `sampling` section of stats (its
+    // fraction, and the runs waiting for a decision when the fraction is under 1).
+    double sample = 1.0;
+    std::chrono::seconds sample_after{600};
+    // Cost (docs/traces.md, "Cost"): ingest prices each stored model call with these (costs.prices
+    // and costs.currency); stats totals in their currency. Empty: every model call is unpriced.
+    schema::PriceTable prices;
+    // The OpenTelemetry exporter (docs/operations.md, "OpenTelemetry"): a read-write store with
+    // it queues each top-level run in otel_pending in the ingest transaction that ends it (or
+    // ends a sub-run of it after it ended), one upsert per run. Off: nothing is queued.
+    bool export_otel = false;
 };
 
 enum class OpenMode { kReadWrite, kReadOnly };
@@ -174,6 +188,42 @@ struct MirrorBacklog {
     std::optional<std::int64_t> oldest_due;
 };
 
+// A run the OpenTelemetry exporter claimed (otel_pending.cpp): its session row and URI, when it
+// was queued (ms) and the lease its claim holds (ms: the row's due while claimed).
+struct OtelItem {
+    std::int64_t row = 0;
+    std::string session;
+    std::int64_t queued = 0;
+    std::int64_t lease = 0;
+};
+
+// One sampling pass (docs/traces.md, "Sampling"): the top-level runs ended more than `after`
+// before `now` that no pass decided yet, each decided (kept whole: an error, an escalation, an
+// evaluation, a pin, or sampled in by `fraction`) or summarised with its sub-runs.
+struct SampleRequest {
+    double fraction = 1.0;
+    std::chrono::milliseconds after{600'000};
+    // At most this many top-level runs per write transaction: ingest waits for one batch only.
+    std::int64_t batch_traces = 50;
+    WallClock::time_point now = WallClock::now();
+};
+
+// What one pass decided, per decision (top-level runs), and what summarising took away.
+struct SampleCounts {
+    std::int64_t error = 0;
+    std::int64_t escalation = 0;
+    std::int64_t evaluated = 0;
+    std::int64_t pinned = 0;
+    std::int64_t sampled = 0;     // sampled in: kept whole
+    std::int64_t summarised = 0;  // top-level runs summarised
+    std::int64_t skipped = 0;     // a run of the trace still running: left for a later pass
+    std::int64_t sessions = 0;    // runs summarised, sub-runs included
+    std::int64_t triples = 0;     // triples dropped
+    std::int64_t texts = 0;       // long texts no event refers to any more, deleted
+    std::int64_t bytes_before = 0;
+    std::int64_t bytes_after = 0;
+};
+
 // Receives export output: whole N-Quads lines. Returning false stops the export (Cancelled).
 using NquadsSink = std::function<bool(std::string_view lines)>;
 
@@ -255,6 +305,10 @@ public:
     // Pins (or unpins) the session `id` names (as show takes it): a trace holding a pinned run is
     // never pruned. Answers schema::TracePinned.
     base::Result<nlohmann::json> pin(std::string_view id, bool pinned);
+    // Sampling (docs/traces.md, "Sampling"; trace_sampling.cpp); read-write stores. One pass,
+    // request.batch_traces top-level runs per write transaction; never a run still running.
+    // With the SPARQL mirror on, each summarised run is queued again (its graph changed).
+    base::Result<SampleCounts> sample(const SampleRequest& request);
     // Attaches `evaluation` (its `evaluated` ignored: the store records `now`) to the session `id`
     // names (as show takes it), keeping its newest schema::kMaxEvaluationsPerRun; the evaluations
     // go with their session when it is pruned. Unknown id: NotFound. Answers
@@ -274,6 +328,11 @@ public:
     // its sub-runs and its invalidation triples, what `traces show --format nquads` exports with
     // the graphs dropped (schema::rdf::shown_triples). Unknown: NotFound.
     base::Result<std::string> mirror_ntriples(std::string_view session);
+    // The OpenTelemetry spans of run `session` (a URI or a unique UUID prefix, as show takes it)
+    // and of all its sub-runs, nested (docs/traces.md, "OpenTelemetry export"; otel_spans.cpp):
+    // one trace, the top-level run's. Read from the stored triples without a JSON tree. Unknown:
+    // NotFound.
+    base::Result<std::vector<otel::Span>> otel_spans(std::string_view session);
     // Takes `item` off the queue unless it was queued again since it was read (its `due`
     // changed); true when it was taken off. Read-write stores.
     base::Result<bool> mirror_done(const MirrorItem& item);
@@ -283,6 +342,31 @@ public:
     base::Result<MirrorBacklog> mirror_backlog();
     // Queues every ended top-level run (`glassbox traces mirror --all`); answers how many.
     base::Result<std::int64_t> mirror_all(WallClock::time_point now = WallClock::now());
+
+    // The OpenTelemetry exporter's queue (otel_pending.cpp; docs/operations.md "OpenTelemetry").
+    // Claims up to `limit` queued runs due by `now`, the longest queued first, for `lease`: their
+    // rows become due at the lease's end, so no other exporter of the store (PostgreSQL: other
+    // collectors) takes them meanwhile, and an exporter that died holding them lets them go
+    // when it ends. Read-write stores.
+    base::Result<std::vector<OtelItem>> otel_claim(std::int64_t limit,
+                                                   std::chrono::milliseconds lease,
+                                                   WallClock::time_point now = WallClock::now());
+    // Takes a claimed run off the queue; a run queued again while claimed (a sub-run ended) stays,
+    // due at `now`. True when it was taken off.
+    base::Result<bool> otel_done(const OtelItem& item,
+                                 WallClock::time_point now = WallClock::now());
+    // otel_done of each of `items` in one write transaction (one commit per request sent);
+    // answers how many were taken off.
+    base::Result<std::size_t> otel_done_all(const std::vector<OtelItem>& items,
+                                            WallClock::time_point now = WallClock::now());
+    // Gives a claim back: the run is due again at the time it was queued (a request to retry).
+    base::Result<void> otel_release(const OtelItem& item);
+    // otel_release of each of `items` in one write transaction.
+    base::Result<void> otel_release_all(const std::vector<OtelItem>& items);
+    // Drops the oldest queued runs beyond `max_runs`; answers how many went.
+    base::Result<std::int64_t> otel_trim(std::int64_t max_runs);
+    // How many runs are queued (claimed ones included).
+    base::Result<std::int64_t> otel_backlog();
 
     // A session URI, or a unique prefix of its UUID, to the session URI. Unknown: NotFound;
     // ambiguous prefix: InvalidRequest listing the matches.

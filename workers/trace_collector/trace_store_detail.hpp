@@ -40,10 +40,20 @@ base::Result<void> queue_mirror(storage::sql::Connection& db,
 base::Result<void> queue_mirror_invalidated(storage::sql::Connection& db, std::int64_t change,
                                             std::int64_t due_ms);
 
+// Queues for the OpenTelemetry exporter the top-level run of each session row of `sessions`, as
+// queue_mirror does for the mirror (otel_pending.cpp). In the batch's write transaction.
+base::Result<void> queue_otel(storage::sql::Connection& db,
+                              const std::vector<std::int64_t>& sessions, std::int64_t due_ms);
+
 // The evaluations of session row `session`, oldest first, each as schema::TraceEvaluation
 // encodes it (trace_evaluations.cpp).
 base::Result<nlohmann::json> session_evaluations(storage::sql::Connection& db,
                                                  std::int64_t session);
+
+// The `sampling` section of stats (trace_sampling.cpp; docs/traces.md, "Sampling"): the decisions
+// made, and the ended top-level runs waiting for one while config.sample is under 1.
+base::Result<nlohmann::json> sampling_stats(storage::sql::Connection& db,
+                                            const StoreConfig& config);
 
 // PostgreSQL's events partitions (trace_store.cpp): one per day (UTC) a session started on, as
 // days since the epoch; events_kept holds the rows prune had to keep from a partition it dropped,

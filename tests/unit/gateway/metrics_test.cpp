@@ -106,5 +106,58 @@ TEST(Metrics, RetentionCountersFromTraceStats) {
     EXPECT_EQ(without.find("pruned"), std::string::npos) << "no collector, no retention counters";
 }
 
+// The OpenTelemetry exporter's counters (stats' `otel`, docs/operations.md "OpenTelemetry")
+// become counters and a gauge, when an endpoint is configured.
+TEST(Metrics, OtelExportCountersFromTraceStats) {
+    Metrics metrics;
+    const nlohmann::json traces{
+        {"sessions", 4},
+        {"otel",
+         {{"configured", true},
+          {"exported_runs", 3},
+          {"exported_spans", 40},
+          {"pending", 2},
+          {"dropped", {{"queue_full", 5}, {"rejected", 1}, {"rejected_spans", 6}}},
+          {"failures", 7}}}};
+    const std::string text = metrics.render(nullptr, traces, 0);
+    for (const char* line :
+         {"# TYPE glassbox_otel_exported_runs_total counter\n",
+          "glassbox_otel_exported_runs_total 3\n", "glassbox_otel_exported_spans_total 40\n",
+          "glassbox_otel_dropped_runs_total{reason=\"queue_full\"} 5\n",
+          "glassbox_otel_dropped_runs_total{reason=\"rejected\"} 1\n",
+          "glassbox_otel_rejected_spans_total 6\n", "# TYPE glassbox_otel_queue_runs gauge\n",
+          "glassbox_otel_queue_runs 2\n", "glassbox_otel_failures_total 7\n"})
+        EXPECT_NE(text.find(line), std::string::npos) << line << text;
+    const nlohmann::json off{{"sessions", 4}, {"otel", {{"configured", false}}}};
+    EXPECT_EQ(metrics.render(nullptr, off, 0).find("glassbox_otel"), std::string::npos)
+        << "no endpoint, no exporter metrics";
+}
+
+// Sampling's decisions (stats' `sampling`, docs/traces.md "Sampling") become one counter by
+// decision and a gauge of the runs waiting.
+TEST(Metrics, SamplingDecisionsFromTraceStats) {
+    Metrics metrics;
+    const nlohmann::json traces{
+        {"sessions", 20},
+        {"sampling",
+         {{"fraction", 0.5},
+          {"whole",
+           {{"error", 2}, {"escalation", 1}, {"evaluated", 3}, {"pinned", 4}, {"sampled", 5}}},
+          {"summarised", 6},
+          {"waiting", 7}}}};
+    const std::string text = metrics.render(nullptr, traces, 0);
+    for (const char* line : {"# TYPE glassbox_trace_sampling_total counter\n",
+                             "glassbox_trace_sampling_total{decision=\"error\"} 2\n",
+                             "glassbox_trace_sampling_total{decision=\"escalation\"} 1\n",
+                             "glassbox_trace_sampling_total{decision=\"evaluated\"} 3\n",
+                             "glassbox_trace_sampling_total{decision=\"pinned\"} 4\n",
+                             "glassbox_trace_sampling_total{decision=\"sampled\"} 5\n",
+                             "glassbox_trace_sampling_total{decision=\"summarised\"} 6\n",
+                             "glassbox_trace_sampling_waiting 7\n"})
+        EXPECT_NE(text.find(line), std::string::npos) << line << text;
+    const std::string without = metrics.render(nullptr, nlohmann::json{{"sessions", 4}}, 0);
+    EXPECT_EQ(without.find("sampling"), std::string::npos) << "no sampling section, no series";
+}
+
 }  // namespace
 }  // namespace glassbox::gateway

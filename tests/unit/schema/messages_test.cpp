@@ -573,8 +573,16 @@ TEST(HasWords, LettersDigitsOrOtherScriptsCountPunctuationDoesNot) {
 TEST(TraceRetention, RepliesRoundTripAndOlderSummariesReadUnpinned) {
     TracePruneResult pruned{true, 2, 5, 11, 300, 1, 1, 0, 1'000'000, 400'000};
     EXPECT_EQ(decode<TracePruneResult>(encode(pruned)).value(), pruned);
-    TracePinned pinned{"urn:glassbox:0b6f:question", true};
+    TracePinned pinned{"urn:glassbox:0b6f:question", true, std::nullopt};
     EXPECT_EQ(decode<TracePinned>(encode(pinned)).value(), pinned);
+    EXPECT_FALSE(encode(pinned).contains("summary")) << "absent for a run kept whole";
+    // A summarised run pinned says it stays one (docs/traces.md, "Sampling").
+    TracePinned summary_pinned{"urn:glassbox:0b6f:question", true, true};
+    EXPECT_EQ(decode<TracePinned>(encode(summary_pinned)).value(), summary_pinned);
+    TraceStats sampled;
+    sampled.sampling = TraceSamplingStats{0.25, {1, 2, 3, 4, 5}, 6, 7};
+    EXPECT_EQ(decode<TraceStats>(encode(sampled)).value(), sampled);
+    EXPECT_EQ(encode(sampled)["sampling"]["whole"]["escalation"], 2);
     EXPECT_FALSE(decode<TracePinned>(nlohmann::json{{"pinned", true}}).ok()) << "session required";
     TraceStats stats;
     stats.retention = TraceRetentionStats{86'400'000, 0, 3, 7, 9, 20, 123'456, 1, "busy"};
