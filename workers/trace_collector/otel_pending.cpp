@@ -24,9 +24,6 @@ using storage::sql::Row;
 
 namespace {
 
-// Parent chains longer than this are not followed (a cycle, or a damaged store).
-constexpr std::int64_t kMaxOtelDepth = 64;
-
 bool on_postgres(const Connection& db) { return db.dialect() == storage::sql::Dialect::kPostgres; }
 
 // The claim on PostgreSQL: one statement, rows locked by another claim skipped.
@@ -42,31 +39,9 @@ namespace detail {
 
 Result<void> queue_otel(Connection& db, const std::vector<std::int64_t>& sessions,
                         std::int64_t due_ms) {
-    if (sessions.empty()) return {};
-    std::vector<std::int64_t> ids = sessions;
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    // The top of the stored parent chain, queued when it is a top-level run that has ended (as
-    // queue_mirror). A row queued already gets a later due: an exporter holding it (claimed, or
-    // as read) keeps it for the next pass rather than taking off a change it has not sent.
-    std::string sql =
-        "WITH RECURSIVE up(id, parent, depth) AS (SELECT id, parent, 0 FROM sessions WHERE id = "
-        "?1 UNION ALL SELECT s.id, s.parent, up.depth + 1 FROM sessions s JOIN up ON s.uri = "
-        "up.parent WHERE up.depth < ?3) "
-        "INSERT INTO otel_pending(session, due) SELECT s.id, CAST(?2 AS BIGINT) FROM sessions s "
-        "WHERE s.id = (SELECT id FROM up ORDER BY depth DESC LIMIT 1) AND s.parent IS NULL AND "
-        "s.status <> 'running' ON CONFLICT(session) DO UPDATE SET due = ";
-    sql.append(on_postgres(db) ? "GREATEST" : "MAX");
-    sql.append("(excluded.due, otel_pending.due + 1)");
-    auto upsert = db.prepare(sql);
-    if (!upsert) return upsert.error();
-    for (const std::int64_t id : ids) {
-        upsert->bind(1, id).bind(2, due_ms).bind(3, kMaxOtelDepth);
-        auto r = upsert->run();
-        upsert->reset();
-        if (!r) return r;
-    }
-    return {};
+    // As queue_mirror: an exporter holding a row (claimed, or as read) keeps it for the next pass
+    // rather than taking off a change it has not sent.
+    return queue_top_level(db, "otel_pending", sessions, due_ms);
 }
 
 }  // namespace detail

@@ -22,13 +22,14 @@ namespace {
 // Parent chains longer than this are not followed (a cycle, or a damaged store).
 constexpr std::int64_t kMaxMirrorDepth = 64;
 
-// The upsert's conflict clause: a row queued already gets a later due (never the same one, so a
-// mirror holding the row as read does not take off the newer change).
-std::string on_conflict(const Connection& db) {
+// The upsert's conflict clause for the queue `table`: a row queued already gets a later due
+// (never the same one, so a mirror or exporter holding the row as read does not take off the
+// newer change).
+std::string on_conflict(const Connection& db, std::string_view table = "sparql_pending") {
     const bool postgres = db.dialect() == storage::sql::Dialect::kPostgres;
     std::string out = " ON CONFLICT(session) DO UPDATE SET due = ";
     out.append(postgres ? "GREATEST" : "MAX");
-    out.append("(excluded.due, sparql_pending.due + 1)");
+    out.append("(excluded.due, ").append(table).append(".due + 1)");
     return out;
 }
 
@@ -38,6 +39,11 @@ namespace detail {
 
 Result<void> queue_mirror(Connection& db, const std::vector<std::int64_t>& sessions,
                           std::int64_t due_ms) {
+    return queue_top_level(db, "sparql_pending", sessions, due_ms);
+}
+
+Result<void> queue_top_level(Connection& db, std::string_view table,
+                             const std::vector<std::int64_t>& sessions, std::int64_t due_ms) {
     if (sessions.empty()) return {};
     std::vector<std::int64_t> ids = sessions;
     std::sort(ids.begin(), ids.end());
@@ -48,10 +54,12 @@ Result<void> queue_mirror(Connection& db, const std::vector<std::int64_t>& sessi
         "WITH RECURSIVE up(id, parent, depth) AS (SELECT id, parent, 0 FROM sessions WHERE id = "
         "?1 UNION ALL SELECT s.id, s.parent, up.depth + 1 FROM sessions s JOIN up ON s.uri = "
         "up.parent WHERE up.depth < ?3) "
-        "INSERT INTO sparql_pending(session, due) SELECT s.id, CAST(?2 AS BIGINT) FROM sessions s "
+        "INSERT INTO ";
+    sql.append(table).append(
+        "(session, due) SELECT s.id, CAST(?2 AS BIGINT) FROM sessions s "
         "WHERE s.id = (SELECT id FROM up ORDER BY depth DESC LIMIT 1) AND s.parent IS NULL AND "
-        "s.status <> 'running'";
-    sql.append(on_conflict(db));
+        "s.status <> 'running'");
+    sql.append(on_conflict(db, table));
     auto upsert = db.prepare(sql);
     if (!upsert) return upsert.error();
     for (const std::int64_t id : ids) {

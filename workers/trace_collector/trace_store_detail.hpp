@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,9 @@ base::Result<void> refresh_conversation(storage::sql::Connection& db, const Stor
 // batch's write transaction (sparql_pending.cpp).
 base::Result<void> queue_mirror(storage::sql::Connection& db,
                                 const std::vector<std::int64_t>& sessions, std::int64_t due_ms);
+// queue_mirror's statement for the queue table `table` (sparql_pending, otel_pending).
+base::Result<void> queue_top_level(storage::sql::Connection& db, std::string_view table,
+                                   const std::vector<std::int64_t>& sessions, std::int64_t due_ms);
 // Queues for the SPARQL mirror each ended top-level run the knowledge change of session row
 // `change` recorded an invalidation for. In the batch's write transaction.
 base::Result<void> queue_mirror_invalidated(storage::sql::Connection& db, std::int64_t change,
