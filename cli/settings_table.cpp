@@ -173,7 +173,7 @@ std::vector<Setting> glassbox_settings() {
         number_setting("traces.sample", 1.0, 0.0, 1.0,
                        "Fraction of ordinary runs kept in full detail; the rest keep a summary "
                        "(errors, escalations, evaluated and pinned runs stay whole; 1: off)"),
-        integer_setting("traces.sample_after_s", 600, 0, 30 * 86'400,
+        integer_setting("traces.sample_after_s", 600, 0, std::int64_t{30} * 86'400,
                         "How long after its end a run waits before it is summarised (a pin or an "
                         "evaluation meanwhile keeps it whole)"),
 

@@ -182,6 +182,7 @@ Result<ExportPass> OtelExporter::export_once(Clock::time_point now) {
 
 Result<ExportPass> OtelExporter::send(const std::vector<OtelItem>& items, Clock::time_point now) {
     std::vector<std::string> sessions;
+    sessions.reserve(items.size());
     for (const OtelItem& item : items) sessions.push_back(item.session);
     auto batch = encode_(*store_, sessions);
     if (!batch) {

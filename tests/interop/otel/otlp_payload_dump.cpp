@@ -4,6 +4,7 @@
 // to compare the official decoder's reading with (ids hex, times decimal strings, attributes by
 // key).
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -66,9 +67,7 @@ bool write(const std::filesystem::path& path, const std::string& bytes) {
     return static_cast<bool>(out);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int dump(int argc, char** argv) {
     namespace trace = glassbox::trace;
     if (argc != 4) {
         std::fprintf(stderr, "usage: otlp_payload_dump STORE SESSION OUTDIR\n");
@@ -102,4 +101,15 @@ int main(int argc, char** argv) {
         return 1;
     }
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return dump(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "otlp_payload_dump: %s\n", e.what());
+        return 1;
+    }
 }

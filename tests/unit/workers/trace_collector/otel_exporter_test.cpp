@@ -152,6 +152,7 @@ protected:
     }
     static std::vector<std::string> sessions_of(const std::vector<OtelItem>& items) {
         std::vector<std::string> out;
+        out.reserve(items.size());
         for (const auto& item : items) out.push_back(item.session);
         return out;
     }

@@ -406,6 +406,7 @@ TEST_P(OtelSpansTest, TriplesStoredInAnotherJsonLayoutGiveTheSameSpans) {
     const auto spans = spans_of(run);
     ASSERT_EQ(spans.size(), 5u);
     std::vector<std::string> names;
+    names.reserve(spans.size());
     for (const auto& span : spans) names.push_back(span.name);
     EXPECT_EQ(names, (std::vector<std::string>{"invoke_agent graph-rag", "chat m-1",
                                                "retrieval default", "focus", "chat m-1"}));
