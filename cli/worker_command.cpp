@@ -292,7 +292,11 @@ std::unique_ptr<trace::OtelExporter> start_exporter(const trace::StoreLocation& 
                                                     const OtelWiring& otel) {
     if (!otel.config) return nullptr;
     const auto& config = otel.config;
-    auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, store_config);
+    // Its commits (claims, runs taken off the queue) need no sync to survive power loss: one lost
+    // sends a run again.
+    auto exporter_config = store_config;
+    exporter_config.synchronous_full = false;
+    auto store = trace::TraceStore::open(location, trace::OpenMode::kReadWrite, exporter_config);
     if (!store) exit_with_error(store.error());
     trace::otel::Resource resource;
     resource.service_name = settings().text("otel.service_name");

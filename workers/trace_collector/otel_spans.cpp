@@ -6,6 +6,7 @@
 // canonical).
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <set>
@@ -19,6 +20,7 @@
 #include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "workers/trace_collector/explain_scan.hpp"
+#include "workers/trace_collector/span_facts.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 
@@ -91,40 +93,7 @@ struct RunFacts {
     std::unordered_map<std::string, double> scores;  // gb:score of any subject
 };
 
-enum class Fact {
-    kType,
-    kGeneratedAt,
-    kDuration,
-    kInputTokens,
-    kOutputTokens,
-    kModel,
-    kAction,
-    kToolStatus,
-    kDerivedFrom,
-    kRetrieved,
-    kScore,
-    kUsed,
-};
-
-// The predicates the spans read; every other triple is skipped after its predicate.
-const std::unordered_map<std::string_view, Fact>& facts_by_predicate() {
-    static const std::unordered_map<std::string_view, Fact> kFacts{
-        {v::kRdfType, Fact::kType},
-        {v::kProvGeneratedAtTime, Fact::kGeneratedAt},
-        {v::kDurationMs, Fact::kDuration},
-        {v::kInputTokens, Fact::kInputTokens},
-        {v::kOutputTokens, Fact::kOutputTokens},
-        {v::kModelName, Fact::kModel},
-        {v::kAction, Fact::kAction},
-        {v::kToolStatus, Fact::kToolStatus},
-        {v::kProvWasDerivedFrom, Fact::kDerivedFrom},
-        {v::kExploredEdgeProperty, Fact::kRetrieved},
-        {v::kRetrievedChunk, Fact::kRetrieved},
-        {v::kScore, Fact::kScore},
-        {v::kProvUsed, Fact::kUsed},
-    };
-    return kFacts;
-}
+using detail::SpanFact;
 
 std::optional<std::int64_t> integer_of(std::string_view digits) {
     std::int64_t n = 0;
@@ -158,9 +127,9 @@ auto find_step(Run& run, std::string_view iri) -> decltype(&run.steps.front()) {
     return nullptr;
 }
 
-void learn_step(StepFacts& step, Fact fact, const TripleParts& t) {
+void learn_step(StepFacts& step, SpanFact fact, const TripleParts& t) {
     switch (fact) {
-        case Fact::kType:
+        case SpanFact::kType:
             if (t.o_is_iri && t.o.substr(0, v::kGbNs.size()) == v::kGbNs) {
                 const std::string_view local = t.o.substr(v::kGbNs.size());
                 if (t.o == v::kToolUse) {
@@ -170,32 +139,32 @@ void learn_step(StepFacts& step, Fact fact, const TripleParts& t) {
                 }
             }
             return;
-        case Fact::kGeneratedAt:
+        case SpanFact::kGeneratedAt:
             if (!t.o_is_iri) step.generated_ms = base::parse_xsd_datetime_ms(t.o);
             return;
-        case Fact::kDuration:
+        case SpanFact::kDuration:
             if (!t.o_is_iri)
                 step.duration_ms = std::max<std::int64_t>(0, integer_of(t.o).value_or(0));
             return;
-        case Fact::kInputTokens:
+        case SpanFact::kInputTokens:
             if (!t.o_is_iri) step.input_tokens = integer_of(t.o);
             return;
-        case Fact::kOutputTokens:
+        case SpanFact::kOutputTokens:
             if (!t.o_is_iri) step.output_tokens = integer_of(t.o);
             return;
-        case Fact::kModel:
+        case SpanFact::kModel:
             if (!t.o_is_iri) step.model = std::string(t.o);
             return;
-        case Fact::kAction:
+        case SpanFact::kAction:
             if (!t.o_is_iri && step.tool.empty()) step.tool = std::string(t.o);
             return;
-        case Fact::kToolStatus:
+        case SpanFact::kToolStatus:
             if (!t.o_is_iri) step.tool_status = std::string(t.o);
             return;
-        case Fact::kDerivedFrom:
+        case SpanFact::kDerivedFrom:
             if (t.o_is_iri) step.derived.emplace_back(t.o);
             return;
-        case Fact::kRetrieved:
+        case SpanFact::kRetrieved:
             if (t.o_is_iri) step.retrieved.emplace_back(t.o);
             return;
         default:
@@ -203,22 +172,25 @@ void learn_step(StepFacts& step, Fact fact, const TripleParts& t) {
     }
 }
 
-void learn(RunFacts& run, const TripleParts& t) {
-    const auto& facts = facts_by_predicate();
-    const auto fact = facts.find(t.p);
-    if (fact == facts.end()) return;
-    if (fact->second == Fact::kScore) {
+void learn(RunFacts& run, SpanFact fact, const TripleParts& t) {
+    if (fact == SpanFact::kScore) {
         if (!t.o_is_iri) {
             if (const auto score = double_of(t.o)) run.scores.emplace(std::string(t.s), *score);
         }
         return;
     }
-    if (fact->second == Fact::kUsed) {
+    if (fact == SpanFact::kUsed) {
         if (t.o_is_iri && t.s == run.row.uri && run.calling_step.empty())
             run.calling_step = std::string(t.o);
         return;
     }
-    if (StepFacts* step = find_step(run, t.s)) learn_step(*step, fact->second, t);
+    if (StepFacts* step = find_step(run, t.s)) learn_step(*step, fact, t);
+}
+
+// A stored triple, whatever its predicate.
+void learn(RunFacts& run, const TripleParts& t) {
+    SpanFact fact{};
+    if (detail::span_fact_of(t.p, fact)) learn(run, fact, t);
 }
 
 // A record the scan does not take (not canonical: none the store writes today), through the DOM.
@@ -358,29 +330,15 @@ bool wanted(const RunFacts& run, std::string_view text) {
         if (p) s = term_iri(text, keys.s);
     }
     if (!p) return true;
-    const auto fact = facts_by_predicate().find(*p);
-    if (fact == facts_by_predicate().end()) return false;
-    if (fact->second == Fact::kScore || fact->second == Fact::kUsed) return true;
+    SpanFact fact{};
+    if (!detail::span_fact_of(*p, fact)) return false;
+    if (fact == SpanFact::kScore || fact == SpanFact::kUsed) return true;
     return !s || find_step(run, *s) != nullptr;
 }
 
-// Reads run `row`'s events and what its triples say of its steps (stored long texts are not
-// read back: no fact the spans use is one).
-Result<void> read_run(Connection& db, TripleBlobReader& reader, RunFacts& run) {
-    {
-        auto q = db.prepare("SELECT explain_id FROM events WHERE session = ?1 ORDER BY seq");
-        if (!q) return q.error();
-        q->bind(1, run.row.id);
-        auto read = q->each([&](const Row& row) {
-            const std::string_view iri = row.text(0);
-            if (row.is_null(0) || iri.empty() || iri == run.row.uri) return;
-            if (find_step(run, iri) != nullptr) return;
-            StepFacts step;
-            step.iri = std::string(iri);
-            run.steps.push_back(std::move(step));
-        });
-        if (!read) return read.error();
-    }
+// Reads what the stored triples of run `run` say of its steps (stored long texts are not read
+// back: no fact the spans use is one).
+Result<void> read_triples(Connection& db, TripleBlobReader& reader, RunFacts& run) {
     ScannedTriple scanned;
     std::string scratch[3];
     return detail::each_stored_record(
@@ -399,6 +357,73 @@ Result<void> read_run(Connection& db, TripleBlobReader& reader, RunFacts& run) {
                            scanned.o.value.value(scratch[2]), scanned.o.kind == ScannedKind::kIri});
             return true;
         });
+}
+
+// A blob reader made when a run's triples are read (a zstd context: not for runs whose events
+// have their span facts).
+class LazyReader {
+public:
+    TripleBlobReader& get() {
+        if (!reader_) reader_.emplace();
+        return *reader_;
+    }
+
+private:
+    std::optional<TripleBlobReader> reader_;
+};
+
+// One event's step and span facts (events.span; nullopt: stored without them).
+struct EventFacts {
+    std::string explain_id;
+    std::optional<std::string> span;
+};
+
+// What the span facts of `events` say of the run's steps; false when one is unreadable.
+bool replay_span_facts(const std::vector<EventFacts>& events, RunFacts& run) {
+    for (const auto& event : events) {
+        const bool read = detail::each_span_fact(
+            *event.span, run.row.uri, event.explain_id, [&](const detail::SpanFactTriple& t) {
+                learn(run, t.fact, TripleParts{t.s, {}, t.o, t.o_is_iri});
+            });
+        if (!read) return false;
+    }
+    return true;
+}
+
+// Reads run `row`'s events and what they say of its steps: from the events' span facts when
+// every event has them (span_facts.hpp), else from the run's triples.
+Result<void> read_run(Connection& db, LazyReader& reader, RunFacts& run) {
+    std::vector<EventFacts> events;
+    bool complete = true;
+    {
+        auto q = db.prepare("SELECT explain_id, span FROM events WHERE session = ?1 ORDER BY seq");
+        if (!q) return q.error();
+        q->bind(1, run.row.id);
+        auto read = q->each([&](const Row& row) {
+            EventFacts event;
+            event.explain_id = row.is_null(0) ? std::string() : std::string(row.text(0));
+            if (!row.is_null(1)) event.span = std::string(row.text(1));
+            complete = complete && event.span.has_value();
+            const std::string& iri = event.explain_id;
+            if (!iri.empty() && iri != run.row.uri && find_step(run, iri) == nullptr) {
+                StepFacts step;
+                step.iri = iri;
+                run.steps.push_back(std::move(step));
+            }
+            events.push_back(std::move(event));
+        });
+        if (!read) return read.error();
+    }
+    if (complete && replay_span_facts(events, run)) return {};
+    // Unreadable facts: whatever they taught is forgotten before the triples are read.
+    for (auto& step : run.steps) {
+        StepFacts fresh;
+        fresh.iri = std::move(step.iri);
+        step = std::move(fresh);
+    }
+    run.calling_step.clear();
+    run.scores.clear();
+    return read_triples(db, reader.get(), run);
 }
 
 constexpr const char* kRunColumns =
@@ -631,7 +656,7 @@ std::string trace_id_for(const std::string& top_uri) {
 
 struct SpanWalk {
     Connection& db;
-    TripleBlobReader reader;
+    LazyReader& reader;
     std::string trace_id;
     std::string trace_iri;
     std::set<std::int64_t> seen;
@@ -681,6 +706,21 @@ Result<std::string> top_of(Connection& db, const RunRow& row) {
     return uri;
 }
 
+// The spans of run `uri` and its sub-runs (a read transaction is open); nullopt when it is not
+// stored.
+Result<std::optional<std::vector<Span>>> spans_of(Connection& db, LazyReader& reader,
+                                                  const std::string& uri) {
+    auto row = read_row(db, uri);
+    if (!row) return row.error();
+    if (!*row) return std::optional<std::vector<Span>>{};
+    auto top = top_of(db, **row);
+    if (!top) return top.error();
+    SpanWalk w{db, reader, trace_id_for(*top), *top, {}, {}, {}};
+    const bool top_level = (*row)->parent.empty();
+    if (auto walked = walk(w, std::move(**row), top_level, 0); !walked) return walked.error();
+    return std::optional<std::vector<Span>>{std::move(w.spans)};
+}
+
 }  // namespace
 
 Result<std::vector<Span>> TraceStore::otel_spans(std::string_view session) {
@@ -688,16 +728,28 @@ Result<std::vector<Span>> TraceStore::otel_spans(std::string_view session) {
     if (!transaction) return transaction.error();
     auto uri = resolve_session(session);
     if (!uri) return uri.error();
-    auto row = read_row(*db_, *uri);
-    if (!row) return row.error();
-    if (!*row) return make_error(ErrorType::kNotFound, "no trace " + std::string(session));
-    auto top = top_of(*db_, **row);
-    if (!top) return top.error();
-    SpanWalk w{*db_, {}, trace_id_for(*top), *top, {}, {}, {}};
-    const bool top_level = (*row)->parent.empty();
-    if (auto walked = walk(w, std::move(**row), top_level, 0); !walked) return walked.error();
+    LazyReader reader;
+    auto spans = spans_of(*db_, reader, *uri);
+    if (!spans) return spans.error();
+    if (!*spans) return make_error(ErrorType::kNotFound, "no trace " + std::string(session));
     (void)transaction->commit();
-    return std::move(w.spans);
+    return std::move(**spans);
+}
+
+Result<std::vector<Span>> TraceStore::otel_spans(const std::vector<std::string>& sessions) {
+    auto transaction = storage::sql::Transaction::begin(*db_, storage::sql::TransactionKind::kRead);
+    if (!transaction) return transaction.error();
+    LazyReader reader;
+    std::vector<Span> out;
+    for (const std::string& session : sessions) {
+        auto spans = spans_of(*db_, reader, session);
+        if (!spans) return spans.error();
+        if (!*spans) continue;
+        out.insert(out.end(), std::make_move_iterator((*spans)->begin()),
+                   std::make_move_iterator((*spans)->end()));
+    }
+    (void)transaction->commit();
+    return out;
 }
 
 }  // namespace glassbox::trace

@@ -27,6 +27,7 @@
 #include "storage/sql.hpp"
 #include "workers/trace_collector/explain_scan.hpp"
 #include "workers/trace_collector/run_uses.hpp"
+#include "workers/trace_collector/span_facts.hpp"
 #include "workers/trace_collector/trace_costs.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
 #include "workers/trace_collector/triple_blob.hpp"
@@ -136,7 +137,8 @@ namespace {
 
 constexpr const char* kInsertEventSql =
     "INSERT INTO events(session, seq, explain_id, state, received, delivery_id, triple_count, "
-    "triples) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(session, seq) DO NOTHING";
+    "triples, span) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(session, seq) DO "
+    "NOTHING";
 constexpr const char* kSessionByUriSql =
     "SELECT id, kind, worker, status FROM sessions WHERE uri = ?1";
 // The seq of a stored session's last end (complete or error).
@@ -356,6 +358,7 @@ public:
         } else {
             insert_event_->bind_blob(8, *blob);
         }
+        bind_span(*insert_event_, 9, m);
         if (auto r = run_once(*insert_event_); !r) return r.error();
         if (db_.changes() == 0) return std::optional<Facts>{};
         return std::optional<Facts>{std::move(facts).value()};
@@ -730,8 +733,8 @@ private:
                                std::size_t n) {
         auto insert = db_.prepare_once(
             "INSERT INTO events(session, seq, explain_id, state, received, delivery_id, "
-            "triple_count, triples, part) VALUES " +
-            value_rows(n, std::vector<const char*>(9, nullptr), 1) + " ON CONFLICT DO NOTHING");
+            "triple_count, triples, part, span) VALUES " +
+            value_rows(n, std::vector<const char*>(10, nullptr), 1) + " ON CONFLICT DO NOTHING");
         if (!insert) return insert.error();
         const auto resolve = [this](std::string_view body) { return held_text_id(body); };
         for (std::size_t k = 0; k < n; ++k) {
@@ -741,7 +744,7 @@ private:
             if (auto packed = pack(m, resolve, nullptr); !packed) return packed;
             auto blob = blob_.finish();
             if (!blob) return blob.error();
-            const int c = static_cast<int>(9 * k);
+            const int c = static_cast<int>(10 * k);
             insert->bind(c + 1, p.session)
                 .bind(c + 2, static_cast<std::int64_t>(m.seq))
                 .bind(c + 3, std::string_view{m.explain_id})
@@ -755,6 +758,7 @@ private:
             } else {
                 insert->bind_blob(c + 8, *blob);
             }
+            bind_span(*insert, c + 10, m);
         }
         if (auto r = insert->run(); !r) return r;
         if (db_.changes() != static_cast<std::int64_t>(n)) {
@@ -937,6 +941,23 @@ private:
         }
     }
 
+    // Binds parameter `index` to the event's span facts (span_facts.hpp) when the store exports,
+    // else NULL.
+    void bind_span(Statement& st, int index, const ScannedExplain& m) {
+        if (!config_.export_otel) {
+            st.bind_null(index);
+            return;
+        }
+        span_.begin(m.session, m.explain_id);
+        for (const auto& t : m.triples) {
+            if (t.s.kind != ScannedKind::kIri || t.p.kind != ScannedKind::kIri) continue;
+            if (t.o.kind != ScannedKind::kIri && t.o.kind != ScannedKind::kLiteral) continue;
+            span_.see(t.s.value.value(span_scratch_[0]), t.p.value.value(span_scratch_[1]),
+                      t.o.value.value(span_scratch_[2]), t.o.kind == ScannedKind::kIri);
+        }
+        st.bind(index, std::string_view{span_.finish()});
+    }
+
     // A bound on the bytes of the scanned event's packed records, never below them (each triple
     // as received, the explain graph added, two varints), known before anything is written.
     static std::size_t packed_bound(const ScannedExplain& m) {
@@ -1105,7 +1126,9 @@ private:
     std::map<std::int64_t, detail::RunUses> uses_;  // session row → the batch's uses of it
     std::vector<std::int64_t> changes_;             // complete `store` runs of the batch
     std::vector<detail::EventCalls> costs_;         // the batch's stored events' model calls
-    TripleBlobWriter blob_;  // the event's triples, its buffers reused across the batch
+    TripleBlobWriter blob_;        // the event's triples, its buffers reused across the batch
+    detail::SpanFactWriter span_;  // the event's span facts (when the store exports)
+    std::string span_scratch_[3];
 
     // Set-based (PostgreSQL): a delivery of the batch whose event is to be written.
     struct Pending {

@@ -30,6 +30,8 @@ constexpr const char* kEventsTable = R"sql(
 -- text id (0: none), a LEB128 varint byte length and the triple's JSON as stored: the received
 -- canonical JSON, "g" added when it had no graph, a long literal's value cut to "" and kept in
 -- `texts` under the text id (workers/trace_collector/triple_blob.hpp). NULL: no triples.
+-- `span`: what the event's triples say that its run's OpenTelemetry spans use
+-- (workers/trace_collector/span_facts.hpp), written while the store exports; NULL otherwise.
 -- A rowid table, not WITHOUT ROWID as before: a row holds up to a page (16 KiB) in its b-tree
 -- leaf there, where a WITHOUT ROWID row over ~4 KiB took an overflow page of its own (a
 -- graph-RAG trace's largest event is ~7 KiB: half of each overflow page stayed empty).
@@ -42,6 +44,7 @@ CREATE TABLE IF NOT EXISTS events(
   delivery_id INTEGER,
   triple_count INTEGER NOT NULL DEFAULT 0,
   triples BLOB,
+  span TEXT,
   PRIMARY KEY(session, seq));
 -- The oldest event kept: texts last used before it are referenced by no event (prune).
 CREATE INDEX IF NOT EXISTS events_received ON events(received);
@@ -387,12 +390,15 @@ DROP TABLE run_uses_merged;
 UPDATE meta SET value = '9' WHERE key = 'schema';
 )sql";
 
-// Sampling's columns (kSamplingSchema) on a store of version 9 or before, whose tables kSchema
-// left as they were: each added unless the table has it.
-Result<void> add_sampling_columns(Database& db) {
+// The columns added since version 9 without a version of their own (older code reading or writing
+// the store ignores them): sampling's (kSamplingSchema) and the events' span facts (a store of
+// version 10 written before them has NULL there: those runs' spans are read from their triples).
+// Each added unless the table has it.
+Result<void> add_columns(Database& db) {
     for (const auto& [table, column, declaration] :
          {std::tuple{"sessions", "sampling", "TEXT"},
-          std::tuple{"texts", "created", "INTEGER NOT NULL DEFAULT 0"}}) {
+          std::tuple{"texts", "created", "INTEGER NOT NULL DEFAULT 0"},
+          std::tuple{"events", "span", "TEXT"}}) {
         auto q = db.prepare_once(std::string("SELECT COUNT(*) FROM pragma_table_info('") + table +
                                  "') WHERE name = '" + column + "'");
         if (!q) return q.error();
@@ -472,7 +478,7 @@ Result<void> migrate(Database& db) {
         // The OpenTelemetry exporter's queue, created below with the other tables.
         if (auto r = db.exec("UPDATE meta SET value = '10' WHERE key = 'schema'"); !r)
             return r.error();
-        // Sampling's columns are added below (add_sampling_columns) whatever the version.
+        // Sampling's columns are added below (add_columns) whatever the version.
     }
     if (auto r = db.exec(kSchema); !r) return r.error();
     if (auto r = db.exec(kEventsTable); !r) return r.error();
@@ -480,7 +486,7 @@ Result<void> migrate(Database& db) {
     if (auto r = db.exec(kUsesSchema); !r) return r.error();
     if (auto r = db.exec(kMirrorSchema); !r) return r.error();
     if (auto r = db.exec(kOtelSchema); !r) return r.error();
-    if (auto r = add_sampling_columns(db); !r) return r.error();
+    if (auto r = add_columns(db); !r) return r.error();
     if (auto r = db.exec(kSamplingSchema); !r) return r.error();
     if (auto r = db.exec(kCostsSchema); !r) return r.error();
     return transaction->commit();
@@ -542,6 +548,7 @@ CREATE TABLE IF NOT EXISTS events(
   triple_count BIGINT NOT NULL DEFAULT 0,
   triples BYTEA,
   part BIGINT NOT NULL,
+  span TEXT,
   PRIMARY KEY(session, seq, part)) PARTITION BY RANGE (part);
 CREATE INDEX IF NOT EXISTS events_received ON events(received);
 CREATE TABLE IF NOT EXISTS events_kept PARTITION OF events
@@ -645,6 +652,7 @@ INSERT INTO meta(key, value) VALUES('schema', '10') ON CONFLICT(key) DO NOTHING;
 UPDATE meta SET value = '10' WHERE key = 'schema' AND value IN ('6', '7', '8', '9');
 ALTER TABLE sessions ADD COLUMN IF NOT EXISTS sampling TEXT COLLATE "C";
 ALTER TABLE texts ADD COLUMN IF NOT EXISTS created BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS span TEXT;
 CREATE TABLE IF NOT EXISTS sampling_counts(decision TEXT COLLATE "C" PRIMARY KEY,
   runs BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS sessions_sampling_todo ON sessions(ended)

@@ -330,9 +330,13 @@ public:
     base::Result<std::string> mirror_ntriples(std::string_view session);
     // The OpenTelemetry spans of run `session` (a URI or a unique UUID prefix, as show takes it)
     // and of all its sub-runs, nested (docs/traces.md, "OpenTelemetry export"; otel_spans.cpp):
-    // one trace, the top-level run's. Read from the stored triples without a JSON tree. Unknown:
-    // NotFound.
+    // one trace, the top-level run's. Read from its events' span facts (span_facts.hpp) when
+    // the store exported as they were stored, else from the stored triples without a JSON tree.
+    // Unknown: NotFound.
     base::Result<std::vector<otel::Span>> otel_spans(std::string_view session);
+    // The spans of each run of `sessions` (URIs), one after the other, read in one transaction
+    // (the exporter's batch); a run not stored (pruned since it was queued) is left out.
+    base::Result<std::vector<otel::Span>> otel_spans(const std::vector<std::string>& sessions);
     // Takes `item` off the queue unless it was queued again since it was read (its `due`
     // changed); true when it was taken off. Read-write stores.
     base::Result<bool> mirror_done(const MirrorItem& item);

@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "bus/bus_client.hpp"
+#include "schema/messages.hpp"
 #include "schema/otel_ids.hpp"
 #include "schema/services.hpp"
 #include "schema/vocabulary.hpp"
+#include "tests/support/rag_cluster.hpp"
 #include "tests/support/trace_store_suite.hpp"
 #include "workers/trace_collector/otel_spans.hpp"
 
@@ -132,12 +135,31 @@ const Span* find(const std::vector<Span>& spans, const std::string& span_id) {
 
 std::string trace_id(const FakeRun& run) { return *schema::otel::trace_id_of(run.session()); }
 
+// The store exports (its events keep their span facts, span_facts.hpp): each test's spans are
+// read from the facts, and spans_of checks them against the spans read from the triples.
 class OtelSpansTest : public StoreTest {
 protected:
-    std::vector<Span> spans_of(const FakeRun& run) {
-        auto spans = store_->otel_spans(run.session());
+    void SetUp() override {
+        config_.export_otel = true;
+        StoreTest::SetUp();
+    }
+    std::vector<Span> spans_now(const std::string& session) {
+        auto spans = store_->otel_spans(session);
         EXPECT_TRUE(spans.ok()) << spans.error().describe();
         return spans.ok() ? std::move(spans).value() : std::vector<Span>{};
+    }
+    // Runs `sql` on the store's database and opens it again.
+    void rewrite(const std::string& sql) {
+        downgrade(sql);
+        store_ = reopen(OpenMode::kReadWrite);
+        ASSERT_NE(store_, nullptr);
+    }
+    // The run's spans, from the span facts; the same as from the triples (the facts then gone).
+    std::vector<Span> spans_of(const FakeRun& run) {
+        auto from_facts = spans_now(run.session());
+        rewrite("UPDATE events SET span = NULL");
+        EXPECT_EQ(from_facts, spans_now(run.session()));
+        return from_facts;
     }
 };
 
@@ -415,6 +437,88 @@ TEST_P(OtelSpansTest, TriplesStoredInAnotherJsonLayoutGiveTheSameSpans) {
     EXPECT_EQ(attribute(spans[2], "glassbox.retrieval.ids"),
               AttributeValue(
                   std::vector<std::string>{run.uris.explored_edge(0), run.uris.explored_edge(1)}));
+}
+
+// The exporter reads a run's span facts, never its triples, when every event has them.
+TEST_P(OtelSpansTest, SpansComeFromTheSpanFactsAlone) {
+    const auto run = FakeRun::make("graph-rag", "Who designed Greyhollow Light?", kT0);
+    ASSERT_EQ(store(graph_run(run, "conv-7"), kT0 + 20).stored, 5u);
+    const auto before = spans_now(run.session());
+    ASSERT_EQ(before.size(), 5u);
+    rewrite("UPDATE events SET triples = NULL, triple_count = 0");
+    EXPECT_EQ(spans_now(run.session()), before);
+}
+
+// A run with an event stored without span facts (before the store exported), or with facts that
+// do not read, is read from its triples, whole.
+TEST_P(OtelSpansTest, RunsWithoutReadableSpanFactsAreReadFromTheirTriples) {
+    const auto run = FakeRun::make("graph-rag", "Who designed Greyhollow Light?", kT0);
+    ASSERT_EQ(store(graph_run(run, "conv-7"), kT0 + 20).stored, 5u);
+    const auto before = spans_now(run.session());
+    ASSERT_EQ(before.size(), 5u);
+    rewrite("UPDATE events SET span = 'R.\t~edge/\t9\t2\n' WHERE seq = 3");
+    EXPECT_EQ(spans_now(run.session()), before);
+    rewrite("UPDATE events SET span = NULL WHERE seq = 2");
+    EXPECT_EQ(spans_now(run.session()), before);
+}
+
+// The runs the RAG engines really write (their explain messages on a real in-process bus): the
+// span facts alone (the triples then gone) give the spans a store that does not export reads
+// from the same runs' triples.
+TEST_P(OtelSpansTest, SpanFactsOfRealRagRunsGiveTheSpansOfTheirTriples) {
+    rag::testing::RagCluster cluster;
+    cluster.load_triples("kg", "file:///test/kb.nt", R"(
+<urn:kg:cruz_azul> <urn:kg:is_in_country> <urn:kg:mexico> .
+<urn:kg:cruz_azul> <http://www.w3.org/2000/01/rdf-schema#label> "Cruz Azul FC" .
+<urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico" .
+<urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
+)");
+    cluster.load_documents("docs",
+                           {{"urn:doc:alu", "Alu", "Alu is a demon of Akkadian mythology."},
+                            {"urn:doc:lilu", "Lilu", "A lilu is a spirit, related to Alu."}});
+    const std::vector<std::pair<std::string_view, nlohmann::json>> requests{
+        {schema::services::kGraphRag,
+         {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}}},
+        {schema::services::kDocumentRag, {{"query", "Who is Alu?"}, {"collection", "docs"}}},
+    };
+    StoreSite plain_site(GetParam());
+    auto plain = plain_site.open(OpenMode::kReadWrite);  // does not export: no span facts
+    ASSERT_TRUE(plain.ok()) << plain.error().describe();
+    std::vector<Delivery> batch;
+    std::vector<std::string> sessions;
+    for (const auto& [service, body] : requests) {
+        for (const auto& reply : cluster.request(std::string(service), body)) {
+            if (reply.kind != bus::ReplyKind::kExplain) continue;
+            auto m = schema::decode<schema::ExplainMessage>(reply.body);
+            ASSERT_TRUE(m.ok()) << m.error().describe();
+            if (sessions.empty() || sessions.back() != m->session) sessions.push_back(m->session);
+            batch.push_back(delivery_of(*m, next_id_++));
+        }
+    }
+    ASSERT_EQ(sessions.size(), requests.size());
+    for (TraceStore* target : {store_.get(), plain->get()}) {
+        auto outcome = target->store_batch(batch, at(kT0));
+        ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+        ASSERT_EQ(outcome->stored, batch.size());
+    }
+    rewrite("UPDATE events SET triples = NULL, triple_count = 0");
+    for (const auto& session : sessions) {
+        const auto from_facts = spans_now(session);
+        auto from_triples = (*plain)->otel_spans(session);
+        ASSERT_TRUE(from_triples.ok()) << from_triples.error().describe();
+        ASSERT_GE(from_facts.size(), 4u) << session;
+        EXPECT_EQ(from_facts, *from_triples) << session;
+        bool retrieval = false;
+        for (const auto& span : from_facts) {
+            if (span.name.rfind("retrieval", 0) != 0) continue;
+            retrieval = true;
+            const auto* ids =
+                std::get_if<std::vector<std::string>>(&attribute(span, "glassbox.retrieval.ids"));
+            ASSERT_NE(ids, nullptr);
+            EXPECT_FALSE(ids->empty()) << session;
+        }
+        EXPECT_TRUE(retrieval) << session;
+    }
 }
 
 TEST_P(OtelSpansTest, UnknownSessionIsNotFound) {
