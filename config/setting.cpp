@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "base/ascii.hpp"
+#include "base/credentials.hpp"
 #include "base/spelling.hpp"
 
 namespace glassbox::config {
@@ -45,8 +46,11 @@ std::string number_text(double value) {
     return text;
 }
 
+// A value as an error quotes it: a password in it (a connection string typed where it does not
+// belong) is masked.
 std::string got_text(const Value& value) {
-    if (const auto* text = std::get_if<std::string>(&value)) return quoted(*text);
+    if (const auto* text = std::get_if<std::string>(&value))
+        return base::mask_credentials(quoted(*text));
     return to_text(value);
 }
 

@@ -7,6 +7,8 @@
 
 #include <toml++/toml.h>
 
+#include "base/credentials.hpp"
+
 namespace glassbox::config {
 namespace {
 
@@ -136,8 +138,10 @@ private:
         return to_text(*reading.value);
     }
 
+    // The message with any password a quoted value holds masked.
     base::Error error(const toml::source_region& where, const std::string& message) const {
-        return make_error(ErrorType::kInvalidRequest, at_line(path_, where) + ": " + message);
+        return make_error(ErrorType::kInvalidRequest,
+                          at_line(path_, where) + ": " + base::mask_credentials(message));
     }
 
     const Registry& registry_;

@@ -137,6 +137,16 @@ TEST(TomlLayerTest, UnknownKeysAndTablesAreErrorsWithASuggestion) {
               "/h/config.toml:1: broker: expected a table of settings ([broker]), got 5");
 }
 
+// A connection string typed where it does not belong is quoted without its password.
+TEST(TomlLayerTest, AnErrorQuotingAValueMasksThePasswordInIt) {
+    EXPECT_EQ(error_of("broker = \"postgresql://u:s3cret@db1/g\"\n"),
+              "/h/config.toml:1: broker: expected a table of settings ([broker]), got "
+              "\"postgresql://u:***@db1/g\"");
+    EXPECT_EQ(error_of("[broker]\noverflow = \"host=db1 password=s3cret\"\n"),
+              "/h/config.toml:2: broker.overflow: expected one of \"reject\", \"drop-oldest\", "
+              "got \"host=db1 password=***\"");
+}
+
 TEST(TomlLayerTest, ASyntaxErrorNamesLineAndColumn) {
     const auto message = error_of("[broker]\nheartbeat_ms = = 5\n");
     EXPECT_EQ(message.rfind("/h/config.toml:2:", 0), 0u) << message;
