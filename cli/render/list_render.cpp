@@ -92,8 +92,9 @@ std::string render_session_table(const TraceSessionList& list) {
              s.cost ? format_cost(s.cost) + (unpriced ? "+?" : "") : (unpriced ? "?" : "-"),
              // AFFECTED: a knowledge change removed something the run used (issue 36).
              // SUMMARY: sampling kept a summary of the run (docs/traces.md, "Sampling").
+             // PINNED: never pruned (`traces pin`, docs/traces.md, "Retention").
              escape_controls(s.status, false) + (s.affected > 0 ? " AFFECTED" : "") +
-                 (s.summary.value_or(false) ? " SUMMARY" : ""),
+                 (s.summary.value_or(false) ? " SUMMARY" : "") + (s.pinned ? " PINNED" : ""),
              s.subtraces > 0 ? std::to_string(s.subtraces) : "-", evaluation_cell(s.evaluations)});
     }
     const std::size_t shown_columns = evaluated ? kColumns : kColumns - 1;

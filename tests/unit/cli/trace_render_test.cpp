@@ -458,6 +458,7 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     running.erase("duration_ms");
     running["ended"] = nullptr;
     running["session"] = "urn:other:session";
+    running["pinned"] = true;
     auto list = schema::decode<schema::TraceSessionList>(
         json{{"sessions", json::array({rag, running})}, {"total", 12}, {"offset", 3}});
     ASSERT_TRUE(list) << list.error().describe();
@@ -480,7 +481,8 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     EXPECT_TRUE(contains(table, "31 ms"));
     EXPECT_TRUE(contains(table, "  islands  ")) << table;
     EXPECT_TRUE(contains(table, "  657/490  ")) << table;
-    expect_contains_each(table, {"urn:other:session", "running", "4-5 of 12 sessions\n"});
+    expect_contains_each(table, {"urn:other:session", "running PINNED", "4-5 of 12 sessions\n"});
+    EXPECT_EQ(table.find("PINNED"), table.rfind("PINNED")) << table;  // the pinned run's only
     EXPECT_EQ(count_lines(table), 4u);
     EXPECT_EQ(render_session_table(schema::TraceSessionList{}), "(no sessions)\n");
 }
