@@ -119,6 +119,17 @@ void attribute_to_model(Emitter& e, std::string_view uri, const std::string& mod
     e.literal(uri, v::kModelName, model);
 }
 
+// The embeddings call a step made, on the step (the model's name only: the embedder is no agent
+// of the step's content).
+void embeddings_call(Emitter& e, std::string_view uri, const EmbeddingsCall& call) {
+    if (!call.model.empty()) e.literal(uri, v::kEmbeddingModel, call.model);
+    e.integer(uri, v::kEmbeddingInputs, call.inputs);
+    e.integer(uri, v::kEmbeddingDimensions, call.dimensions);
+    e.time(uri, v::kEmbeddingStartedAt, call.started_at);
+    e.integer(uri, v::kEmbeddingDurationMs,
+              static_cast<std::uint64_t>(std::max<std::int64_t>(0, call.duration.count())));
+}
+
 void step_header(Emitter& e, const RunUris& run, std::string_view uri, std::string_view cls,
                  const StepInfo& step) {
     e.type(uri, v::kProvEntity);
@@ -134,6 +145,7 @@ void step_header(Emitter& e, const RunUris& run, std::string_view uri, std::stri
     if (step.input_tokens) e.integer(uri, v::kInputTokens, *step.input_tokens);
     if (step.output_tokens) e.integer(uri, v::kOutputTokens, *step.output_tokens);
     if (step.model && !step.model->empty()) attribute_to_model(e, uri, *step.model);
+    if (step.embeddings) embeddings_call(e, uri, *step.embeddings);
 }
 
 void data_tier(Emitter& e, std::string_view uri, int tier) {

@@ -7,7 +7,9 @@
 //    prov:generatedAtTime, and prov:wasDerivedFrom the previous step when StepInfo names one
 //    (the first step has none: an entity is never derived from an activity);
 //  - per step, when given: gb:durationMs, gb:inputTokens, gb:outputTokens (xsd:integer), and
-//    the model as a prov:SoftwareAgent via prov:wasAttributedTo plus gb:model;
+//    the model as a prov:SoftwareAgent via prov:wasAttributedTo plus gb:model; the embeddings
+//    call it made (gb:embeddingModel, gb:embeddingInputs, gb:embeddingDimensions,
+//    gb:embeddingStartedAt, gb:embeddingDurationMs);
 //  - times are xsd:dateTime in UTC with milliseconds ("2025-01-02T03:04:05.678Z").
 //
 // Chains (see docs/vocabulary.md for their Turtle shape):
@@ -47,6 +49,17 @@ using TimePoint = std::chrono::system_clock::time_point;
 // "2025-01-02T03:04:05.678Z" (UTC, milliseconds).
 Term datetime_literal(TimePoint time);
 
+// One call of the embeddings service a step made (a RAG Exploration's, embedding its question or
+// concepts): gb:embeddingModel, gb:embeddingInputs, gb:embeddingDimensions,
+// gb:embeddingStartedAt and gb:embeddingDurationMs on the step.
+struct EmbeddingsCall {
+    std::string model;             // as the embeddings service answered
+    std::uint64_t inputs = 0;      // texts embedded
+    std::uint64_t dimensions = 0;  // of each vector
+    TimePoint started_at{};        // wall clock
+    std::chrono::milliseconds duration{};
+};
+
 // What every step records besides its own content.
 struct StepInfo {
     TimePoint generated_at{};
@@ -54,7 +67,8 @@ struct StepInfo {
     std::optional<std::chrono::milliseconds> duration{};
     std::optional<std::uint64_t> input_tokens{};
     std::optional<std::uint64_t> output_tokens{};
-    std::optional<std::string> model{};  // model name, e.g. "extractive" or "gpt-4o-mini"
+    std::optional<std::string> model{};          // model name, e.g. "extractive" or "gpt-4o-mini"
+    std::optional<EmbeddingsCall> embeddings{};  // the embeddings call the step made
 };
 
 // A text that may be stored once in the trace store: with `ref` set, the triples reference

@@ -171,6 +171,16 @@ inline constexpr std::string_view kDurationMs = "https://glassbox.dev/ns#duratio
 inline constexpr std::string_view kInputTokens = "https://glassbox.dev/ns#inputTokens";
 inline constexpr std::string_view kOutputTokens = "https://glassbox.dev/ns#outputTokens";
 inline constexpr std::string_view kModelName = "https://glassbox.dev/ns#model";
+// The embeddings call a step made (a RAG Exploration's): the model the embeddings service
+// answered with, how many texts, the vectors' dimension, when it started and how long it took.
+inline constexpr std::string_view kEmbeddingModel = "https://glassbox.dev/ns#embeddingModel";
+inline constexpr std::string_view kEmbeddingInputs = "https://glassbox.dev/ns#embeddingInputs";
+inline constexpr std::string_view kEmbeddingDimensions =
+    "https://glassbox.dev/ns#embeddingDimensions";
+inline constexpr std::string_view kEmbeddingStartedAt =
+    "https://glassbox.dev/ns#embeddingStartedAt";
+inline constexpr std::string_view kEmbeddingDurationMs =
+    "https://glassbox.dev/ns#embeddingDurationMs";
 inline constexpr std::string_view kRoutingMethod = "https://glassbox.dev/ns#routingMethod";
 inline constexpr std::string_view kRuleFired = "https://glassbox.dev/ns#ruleFired";
 inline constexpr std::string_view kConfidence = "https://glassbox.dev/ns#confidence";

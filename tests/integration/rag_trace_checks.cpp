@@ -129,13 +129,21 @@ void collect_iris(const Term& term, std::vector<std::string>& out) {
 }
 
 const std::set<std::string>& integer_predicates() {
-    static const std::set<std::string> p{
-        std::string(vocab::kDurationMs),   std::string(vocab::kInputTokens),
-        std::string(vocab::kOutputTokens), std::string(vocab::kEdgeCount),
-        std::string(vocab::kChunkCount),   std::string(vocab::kSpanStart),
-        std::string(vocab::kSpanEnd),      std::string(vocab::kCharOffset),
-        std::string(vocab::kCharLength),   std::string(vocab::kDataTier),
-        std::string(vocab::kVectorRank),   std::string(vocab::kKeywordRank)};
+    static const std::set<std::string> p{std::string(vocab::kDurationMs),
+                                         std::string(vocab::kInputTokens),
+                                         std::string(vocab::kOutputTokens),
+                                         std::string(vocab::kEdgeCount),
+                                         std::string(vocab::kChunkCount),
+                                         std::string(vocab::kSpanStart),
+                                         std::string(vocab::kSpanEnd),
+                                         std::string(vocab::kCharOffset),
+                                         std::string(vocab::kCharLength),
+                                         std::string(vocab::kDataTier),
+                                         std::string(vocab::kVectorRank),
+                                         std::string(vocab::kKeywordRank),
+                                         std::string(vocab::kEmbeddingInputs),
+                                         std::string(vocab::kEmbeddingDimensions),
+                                         std::string(vocab::kEmbeddingDurationMs)};
     return p;
 }
 const std::set<std::string>& double_predicates() {
@@ -145,9 +153,9 @@ const std::set<std::string>& double_predicates() {
     return p;
 }
 const std::set<std::string>& time_predicates() {
-    static const std::set<std::string> p{std::string(vocab::kProvStartedAtTime),
-                                         std::string(vocab::kProvEndedAtTime),
-                                         std::string(vocab::kProvGeneratedAtTime)};
+    static const std::set<std::string> p{
+        std::string(vocab::kProvStartedAtTime), std::string(vocab::kProvEndedAtTime),
+        std::string(vocab::kProvGeneratedAtTime), std::string(vocab::kEmbeddingStartedAt)};
     return p;
 }
 

@@ -160,7 +160,7 @@ private:
 
     base::Result<void> exploration() override {
         StepTimer timer;
-        auto rankings = text_rankings();
+        auto rankings = text_rankings(timer);
         if (!rankings) return rankings.error();
         auto fused = reciprocal_rank_fusion(*rankings, kDocumentRrfK);
         if (fused.empty()) {
@@ -202,16 +202,18 @@ private:
     }
 
     // The chunk-text rankings: by vector and by keyword for each retrieval query (the question
-    // itself weighing more).
-    base::Result<std::vector<Ranking>> text_rankings() {
+    // itself weighing more); the step's `timer` records the embeddings call.
+    base::Result<std::vector<Ranking>> text_rankings(StepTimer& timer) {
         const auto queries = retrieval_queries();
-        auto vectors = calls_->embed(queries);
-        if (!vectors) return vectors.error();
+        auto embedded = calls_->embed_recorded(queries);
+        if (!embedded) return embedded.error();
+        if (embedded->call) timer.add(*embedded->call);
+        const auto& vectors = embedded->vectors;
         const std::uint32_t depth =
             std::clamp(query_.fetch_limit * kDepthFactor, kMinDepth, kMaxDepth);
         std::vector<Ranking> rankings;
         for (std::size_t q = 0; q < queries.size(); ++q) {
-            auto by_vector = calls_->chunks_vector((*vectors)[q], depth);
+            auto by_vector = calls_->chunks_vector(vectors[q], depth);
             if (!by_vector) return by_vector.error();
             auto by_keyword = calls_->chunks_keyword(queries[q], depth);
             if (!by_keyword) return by_keyword.error();

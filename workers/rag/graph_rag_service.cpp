@@ -265,15 +265,17 @@ private:
         list_ = reasoner::question_expectation(query_.query).list;
         std::vector<std::string> texts;
         for (const auto& c : concepts_) texts.push_back(concept_text(c));
-        auto vectors = calls_->embed(texts);
-        if (!vectors) return vectors.error();
+        auto embedded = calls_->embed_recorded(texts);
+        if (!embedded) return embedded.error();
+        if (embedded->call) timer.add(*embedded->call);
+        const auto& vectors = embedded->vectors;
 
         // entity_limit is shared: each concept gets its part (at least one).
         const auto share = std::max<std::uint32_t>(
             1, query_.entity_limit / static_cast<std::uint32_t>(concepts_.size()));
         std::vector<Seed> candidates;
         double best_overall = 0.0;
-        auto per_concept = calls_->entities(*vectors, share);
+        auto per_concept = calls_->entities(vectors, share);
         if (!per_concept) return per_concept.error();
         for (std::size_t c = 0; c < concepts_.size() && c < per_concept->size(); ++c) {
             auto& matches = (*per_concept)[c];

@@ -1,6 +1,7 @@
 // Explain emission of a RAG run, and step timing.
 #include "workers/rag/rag_trace.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -23,6 +24,21 @@ void StepTimer::add(const schema::LlmResponse& response) {
     called_ = true;
 }
 
+void StepTimer::add(const explain::EmbeddingsCall& call) {
+    if (!embeddings_) {
+        embeddings_ = call;
+        return;
+    }
+    const auto end =
+        std::max(embeddings_->started_at + embeddings_->duration, call.started_at + call.duration);
+    embeddings_->started_at = std::min(embeddings_->started_at, call.started_at);
+    embeddings_->duration =
+        std::chrono::duration_cast<std::chrono::milliseconds>(end - embeddings_->started_at);
+    embeddings_->inputs += call.inputs;
+    if (!call.model.empty()) embeddings_->model = call.model;
+    if (call.dimensions != 0) embeddings_->dimensions = call.dimensions;
+}
+
 explain::StepInfo StepTimer::info(const std::string& previous) const {
     explain::StepInfo step;
     step.generated_at = std::chrono::system_clock::now();
@@ -34,6 +50,7 @@ explain::StepInfo StepTimer::info(const std::string& previous) const {
         step.output_tokens = out_;
         if (!model_.empty()) step.model = model_;
     }
+    step.embeddings = embeddings_;
     return step;
 }
 

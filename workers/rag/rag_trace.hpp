@@ -23,8 +23,12 @@ class StepTimer {
 public:
     StepTimer() : started_(std::chrono::steady_clock::now()) {}
     void add(const schema::LlmResponse& response);
+    // An embeddings call made in the step (several: one record from the first's start to the
+    // last's end, of all their texts).
+    void add(const schema::explain::EmbeddingsCall& call);
     // The StepInfo for the builders: now, the duration since construction, tokens and model
-    // (when an LLM was called), derived from `previous` (empty for the first step).
+    // (when an LLM was called), the embeddings call (when one was made), derived from `previous`
+    // (empty for the first step).
     schema::explain::StepInfo info(const std::string& previous) const;
     std::uint64_t input_tokens() const noexcept { return in_; }
     std::uint64_t output_tokens() const noexcept { return out_; }
@@ -35,6 +39,7 @@ private:
     std::uint64_t out_ = 0;
     std::string model_;
     bool called_ = false;
+    std::optional<schema::explain::EmbeddingsCall> embeddings_;
 };
 
 // Cuts `text` to at most `max_chars` code points (never inside a character).

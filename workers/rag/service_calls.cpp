@@ -111,14 +111,25 @@ base::Result<std::vector<runtime::CallResult>> ServiceCalls::timed_call_all(
 
 base::Result<std::vector<std::vector<double>>> ServiceCalls::embed(
     const std::vector<std::string>& texts) {
-    if (texts.empty()) return std::vector<std::vector<double>>{};
+    auto embedded = embed_recorded(texts);
+    if (!embedded) return std::move(embedded).error();
+    return std::move(embedded->vectors);
+}
+
+base::Result<ServiceCalls::Embedded> ServiceCalls::embed_recorded(
+    const std::vector<std::string>& texts) {
+    if (texts.empty()) return Embedded{};
     const runtime::CallSpec call{config_.embeddings_service,
                                  {},
                                  config_.call_timeout,
                                  runtime::FinalBody::kTextOnly,
                                  schema::encode_text(schema::EmbeddingsRequest{texts})};
+    const auto started_at = std::chrono::system_clock::now();
+    const auto started = std::chrono::steady_clock::now();
     auto called = timed_call(call, "embed");
     if (!called) return std::move(called).error();
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
     auto response = schema::decode_text<schema::EmbeddingsResponse>(called->final_text);
     if (!response) return bad_reply(config_.embeddings_service, response.error());
     if (response->vectors.size() != texts.size()) {
@@ -127,7 +138,11 @@ base::Result<std::vector<std::vector<double>>> ServiceCalls::embed(
                                                          " vectors for " +
                                                          std::to_string(texts.size()) + " texts");
     }
-    return std::move(response->vectors);
+    schema::explain::EmbeddingsCall made{response->model, texts.size(), response->dim, started_at,
+                                         took};
+    // A reply without its dimension: the vectors' own.
+    if (made.dimensions == 0) made.dimensions = response->vectors.front().size();
+    return Embedded{std::move(response->vectors), std::move(made)};
 }
 
 base::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body,

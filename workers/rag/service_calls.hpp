@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/result.hpp"
+#include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/runtime/request_context.hpp"
@@ -29,6 +31,13 @@ public:
         const std::function<void(std::string_view)>& on_text = {});
     // One vector per text.
     base::Result<std::vector<std::vector<double>>> embed(const std::vector<std::string>& texts);
+    // The same, with what the call was, for the step that made it to record (none when there was
+    // nothing to embed: no call is made).
+    struct Embedded {
+        std::vector<std::vector<double>> vectors;
+        std::optional<schema::explain::EmbeddingsCall> call;
+    };
+    base::Result<Embedded> embed_recorded(const std::vector<std::string>& texts);
 
     // Store operations (docs/knowledge.md §8) on this request's collection.
     // The nearest entities of each vector (results[i] for vectors[i], at most `limit` each):

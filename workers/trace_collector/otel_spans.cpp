@@ -54,6 +54,7 @@ namespace v = schema::vocab;
 // are a cycle or a damaged store.
 constexpr int kMaxRunDepth = 32;
 constexpr std::string_view kToolSpanSuffix = "#execute_tool";
+constexpr std::string_view kEmbeddingsSpanSuffix = "#embeddings";
 
 // One session row.
 struct RunRow {
@@ -84,6 +85,12 @@ struct StepFacts {
     std::string tool_status;             // gb:toolStatus (an Observation)
     std::vector<std::string> derived;    // prov:wasDerivedFrom objects (an Observation's analysis)
     std::vector<std::string> retrieved;  // gb:exploredEdge / gb:retrievedChunk, in order
+    // The embeddings call it made (gb:embedding*): a span when its start is known.
+    std::string embedding_model;
+    std::optional<std::int64_t> embedding_inputs;
+    std::optional<std::int64_t> embedding_dimensions;
+    std::optional<std::int64_t> embedding_started_ms;
+    std::int64_t embedding_duration_ms = 0;
 };
 
 struct RunFacts {
@@ -127,7 +134,32 @@ auto find_step(Run& run, std::string_view iri) -> decltype(&run.steps.front()) {
     return nullptr;
 }
 
+// A fact of the embeddings call a step made; false for another fact.
+bool learn_embeddings(StepFacts& step, SpanFact fact, const TripleParts& t) {
+    switch (fact) {
+        case SpanFact::kEmbeddingModel:
+            if (!t.o_is_iri) step.embedding_model = std::string(t.o);
+            return true;
+        case SpanFact::kEmbeddingInputs:
+            if (!t.o_is_iri) step.embedding_inputs = integer_of(t.o);
+            return true;
+        case SpanFact::kEmbeddingDimensions:
+            if (!t.o_is_iri) step.embedding_dimensions = integer_of(t.o);
+            return true;
+        case SpanFact::kEmbeddingStartedAt:
+            if (!t.o_is_iri) step.embedding_started_ms = base::parse_xsd_datetime_ms(t.o);
+            return true;
+        case SpanFact::kEmbeddingDuration:
+            if (!t.o_is_iri)
+                step.embedding_duration_ms = std::max<std::int64_t>(0, integer_of(t.o).value_or(0));
+            return true;
+        default:
+            return false;
+    }
+}
+
 void learn_step(StepFacts& step, SpanFact fact, const TripleParts& t) {
+    if (learn_embeddings(step, fact, t)) return;
     switch (fact) {
         case SpanFact::kType:
             if (t.o_is_iri && t.o.substr(0, v::kGbNs.size()) == v::kGbNs) {
@@ -499,15 +531,19 @@ Span base_span(const SpanContext& c, std::string_view iri, std::string_view type
     return span;
 }
 
+// gen_ai.request.model, gen_ai.response.model and, for a built-in model, the provider.
+void add_model_name(Span& span, const std::string& model) {
+    if (model.empty()) return;
+    add(span, "gen_ai.request.model", model);
+    add(span, "gen_ai.response.model", model);
+    // The built-in providers' models are named glassbox-*; the trace does not record which
+    // provider served any other model.
+    if (model.rfind("glassbox-", 0) == 0) add(span, "gen_ai.provider.name", "glassbox");
+}
+
 // The model attributes of a step that names its model (gen_ai.* of the inference span).
 void add_model(Span& span, const StepFacts& step) {
-    if (!step.model.empty()) {
-        add(span, "gen_ai.request.model", step.model);
-        add(span, "gen_ai.response.model", step.model);
-        // The built-in providers' models are named glassbox-*; the trace does not record which
-        // provider served any other model.
-        if (step.model.rfind("glassbox-", 0) == 0) add(span, "gen_ai.provider.name", "glassbox");
-    }
+    add_model_name(span, step.model);
     if (step.input_tokens) add(span, "gen_ai.usage.input_tokens", *step.input_tokens);
     if (step.output_tokens) add(span, "gen_ai.usage.output_tokens", *step.output_tokens);
 }
@@ -567,6 +603,29 @@ Span step_span(const SpanContext& c, const StepFacts& step) {
         span.name = step.type.empty() ? "step" : lower(step.type);
         add_model(span, step);
     }
+    return span;
+}
+
+// The embeddings call `step` made, under the step's span (a CLIENT call of the embeddings
+// service, as the GenAI conventions' `embeddings` operation).
+Span embeddings_span(const SpanContext& c, const StepFacts& step, const std::string& step_span) {
+    Span span = base_span(c, step.iri, "EmbeddingsCall");
+    span.span_id = schema::otel::span_id_of(step.iri + std::string(kEmbeddingsSpanSuffix));
+    span.parent_span_id = step_span;
+    span.kind = SpanKind::kClient;
+    const std::string& model = step.embedding_model;
+    span.name = model.empty() ? "embeddings" : "embeddings " + model;
+    const std::int64_t start = step.embedding_started_ms.value_or(0);
+    span.start_ns = nanos(start);
+    // The duration is >= 0 (learn_embeddings); a stored one too long for the clock saturates.
+    const std::int64_t duration = step.embedding_duration_ms;
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    span.end_ns = nanos(start > kMax - duration ? kMax : start + duration);
+    add(span, otel::kOperationName, "embeddings");
+    add_model_name(span, model);
+    if (step.embedding_dimensions)
+        add(span, "gen_ai.embeddings.dimension.count", *step.embedding_dimensions);
+    if (step.embedding_inputs) add(span, "glassbox.embeddings.inputs", *step.embedding_inputs);
     return span;
 }
 
@@ -640,6 +699,7 @@ void run_spans(const SpanContext& c, const std::string& parent_span_id, std::vec
         const StepFacts& step = c.run->steps[i];
         out.push_back(step_span(c, step));
         owners[step.iri] = out.back().span_id;
+        if (step.embedding_started_ms) out.push_back(embeddings_span(c, step, owners[step.iri]));
         if (step.tool_use && !step.tool.empty()) {
             out.push_back(tool_span(c, i));
             owners[step.iri] = out.back().span_id;

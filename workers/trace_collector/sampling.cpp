@@ -39,10 +39,10 @@ constexpr std::array<std::string_view, 10> kSummaryStepClasses{
     v::kQuestion, v::kGrounding,   v::kExploration, v::kFocus,           v::kSynthesis,
     v::kAnalysis, v::kObservation, v::kConclusion,  v::kRoutingDecision, v::kEscalation};
 
-// What a summary keeps of a step: its type, times, duration, tokens, model, question, answer
-// and how the answer stands (status, confidence, short answer), and its links to the nodes kept
-// whole (citations, answer sources, the model and the worker).
-constexpr std::array<std::string_view, 42> kSummaryStepPredicates{
+// What a summary keeps of a step: its type, times, duration, tokens, model, embeddings call,
+// question, answer and how the answer stands (status, confidence, short answer), and its links to
+// the nodes kept whole (citations, answer sources, the model and the worker).
+constexpr std::array<std::string_view, 47> kSummaryStepPredicates{
     v::kRdfType,
     v::kProvWasGeneratedBy,
     v::kProvGeneratedAtTime,
@@ -58,6 +58,11 @@ constexpr std::array<std::string_view, 42> kSummaryStepPredicates{
     v::kInputTokens,
     v::kOutputTokens,
     v::kModelName,
+    v::kEmbeddingModel,
+    v::kEmbeddingInputs,
+    v::kEmbeddingDimensions,
+    v::kEmbeddingStartedAt,
+    v::kEmbeddingDurationMs,
     v::kQuery,
     v::kStatus,
     v::kConversation,

@@ -14,7 +14,7 @@ namespace {
 
 namespace v = schema::vocab;
 
-constexpr std::array<std::pair<std::string_view, SpanFact>, 13> kPredicates{{
+constexpr std::array<std::pair<std::string_view, SpanFact>, 18> kPredicates{{
     {v::kRdfType, SpanFact::kType},
     {v::kProvGeneratedAtTime, SpanFact::kGeneratedAt},
     {v::kDurationMs, SpanFact::kDuration},
@@ -28,6 +28,11 @@ constexpr std::array<std::pair<std::string_view, SpanFact>, 13> kPredicates{{
     {v::kRetrievedChunk, SpanFact::kRetrieved},
     {v::kScore, SpanFact::kScore},
     {v::kProvUsed, SpanFact::kUsed},
+    {v::kEmbeddingModel, SpanFact::kEmbeddingModel},
+    {v::kEmbeddingInputs, SpanFact::kEmbeddingInputs},
+    {v::kEmbeddingDimensions, SpanFact::kEmbeddingDimensions},
+    {v::kEmbeddingStartedAt, SpanFact::kEmbeddingStartedAt},
+    {v::kEmbeddingDurationMs, SpanFact::kEmbeddingDuration},
 }};
 
 constexpr char kRangeCode = 'R';

@@ -7,7 +7,9 @@
 //   - of its own step (subject = the event's explain_id) or of the run (subject = the session):
 //     rdf:type, prov:generatedAtTime, gb:durationMs, gb:inputTokens, gb:outputTokens,
 //     gb:modelName, gb:action, gb:toolStatus, prov:wasDerivedFrom, gb:exploredEdge,
-//     gb:retrievedChunk and prov:used;
+//     gb:retrievedChunk, prov:used and the embeddings call (gb:embeddingModel,
+//     gb:embeddingInputs, gb:embeddingDimensions, gb:embeddingStartedAt,
+//     gb:embeddingDurationMs);
 //   - gb:score of an item the step retrieved earlier in the same message.
 // That is what a step's message says of it: every engine writes a step's facts, and the scores of
 // what it retrieved, in that step's own message. A run with any event stored without a record
@@ -43,6 +45,11 @@ enum class SpanFact : char {
     kRetrieved = 'r',
     kScore = 'c',
     kUsed = 'u',
+    kEmbeddingModel = 'E',
+    kEmbeddingInputs = 'N',
+    kEmbeddingDimensions = 'D',
+    kEmbeddingStartedAt = 'S',
+    kEmbeddingDuration = 'L',
 };
 
 // The fact predicate `iri` is, if it is one.

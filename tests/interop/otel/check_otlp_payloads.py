@@ -13,7 +13,9 @@ decodes both with @opentelemetry/otlp-transformer's ExportTraceServiceRequest (d
   (span id FNV-1a 64 of its session URI), a span for every stored step under its run's span, each
   sub-run under the span of the step that called it (prov:used: the tool call's span for an
   agent's tool, else the step's), every parent link inside the trace, the GenAI attributes the
-  steps' triples imply (models, tokens, tool names, retrieved ids and scores).
+  steps' triples imply (models, tokens, tool names, retrieved ids and scores), an `embeddings`
+  span under every step that records an embeddings call (each of its attributes, its parent and
+  times from the step's gb:embedding* triples), and no span the run does not imply.
 
 Exit 0 when every check passes, 1 on a failure, 77 when node or tests/interop/otel/node_modules is
 absent.
@@ -136,10 +138,18 @@ def triples_about(run, subject):
                 yield t["p"].get("i"), t["o"]
 
 
+EMBEDDING_FACTS = {GB + "embeddingModel": "model", GB + "embeddingInputs": "inputs",
+                   GB + "embeddingDimensions": "dimensions", GB + "embeddingStartedAt": "started",
+                   GB + "embeddingDurationMs": "duration"}
+
+
 def step_facts(run, step):
-    facts = {"types": set(), "model": None, "in": None, "out": None, "action": None, "retrieved": []}
+    facts = {"types": set(), "model": None, "in": None, "out": None, "action": None, "retrieved": [],
+             "embedding": {}}
     for p, o in triples_about(run, step):
-        if p == RDF_TYPE:
+        if p in EMBEDDING_FACTS:
+            facts["embedding"][EMBEDDING_FACTS[p]] = o.get("v")
+        elif p == RDF_TYPE:
             facts["types"].add(o.get("i"))
         elif p == GB + "model":
             facts["model"] = o.get("v")
@@ -154,15 +164,53 @@ def step_facts(run, step):
     return facts
 
 
-def check_step(run, step, by_id, run_span, problems, where):
+def check_embeddings(step, call, step_span, top, by_id, problems, where):
+    """The span of the embeddings call `step` records: every field and attribute as its triples
+    imply."""
+    span = by_id.get(fnv1a64_hex(step + "#embeddings"))
+    if span is None:
+        problems.append("%s: no embeddings span for step %s" % (where, step))
+        return
+    model = call.get("model")
+    start_ns = ms_of(call["started"]) * 1000000
+    expected = {"glassbox.step.iri": {"string": step},
+                "glassbox.step.type": {"string": "EmbeddingsCall"},
+                "glassbox.trace.iri": {"string": top},
+                "gen_ai.operation.name": {"string": "embeddings"},
+                "gen_ai.embeddings.dimension.count": {"int": call["dimensions"]},
+                "glassbox.embeddings.inputs": {"int": call["inputs"]}}
+    if model:
+        expected["gen_ai.request.model"] = {"string": model}
+        expected["gen_ai.response.model"] = {"string": model}
+        if model.startswith("glassbox-"):
+            expected["gen_ai.provider.name"] = {"string": "glassbox"}
+    checks = [(span["name"] == ("embeddings " + model if model else "embeddings"), "name"),
+              (span["kind"] == 3, "kind is not CLIENT"),
+              (span["parentSpanId"] == step_span, "parent is not the step's span"),
+              (span["startTimeUnixNano"] == str(start_ns), "start"),
+              (span["endTimeUnixNano"] == str(start_ns + int(call["duration"]) * 1000000), "end"),
+              (span["status"] == {"code": 0, "message": ""}, "status"),
+              (span["attributes"] == expected, "attributes, expected %s" % json.dumps(expected))]
+    for ok, what in checks:
+        if not ok:
+            problems.append("%s: embeddings of %s: %s (span %s)" % (where, step, what, json.dumps(span)[:600]))
+
+
+def check_step(run, step, by_id, run_span, top, expected_ids, problems, where):
     span = by_id.get(fnv1a64_hex(step))
     if span is None:
         problems.append("%s: no span for step %s" % (where, step))
         return
+    expected_ids.add(span["spanId"])
     attrs = span["attributes"]
     checks = [(span["parentSpanId"] == run_span, "parent is not the run span"),
               (attrs.get("glassbox.step.iri") == {"string": step}, "glassbox.step.iri")]
     facts = step_facts(run, step)
+    if GB + "ToolUse" in facts["types"] and facts["action"]:
+        expected_ids.add(fnv1a64_hex(step + "#execute_tool"))
+    if facts["embedding"]:
+        expected_ids.add(fnv1a64_hex(step + "#embeddings"))
+        check_embeddings(step, facts["embedding"], span["spanId"], top, by_id, problems, where)
     if GB + "Exploration" in facts["types"]:
         checks += [(span["name"].startswith("retrieval"), "an Exploration is not a retrieval span"),
                    (attrs.get("gen_ai.operation.name") == {"string": "retrieval"}, "operation"),
@@ -187,12 +235,13 @@ def calling_step(run):
     return None
 
 
-def check_run(run, top, by_id, problems, where, parent_run=None):
+def check_run(run, top, by_id, expected_ids, problems, where, parent_run=None):
     session = run["session"]["session"]
     span = by_id.get(fnv1a64_hex(session))
     if span is None:
         problems.append("%s: no span for run %s" % (where, session))
         return
+    expected_ids.add(span["spanId"])
     attrs = span["attributes"]
     expect_parent = ""
     if parent_run is not None:
@@ -213,9 +262,10 @@ def check_run(run, top, by_id, problems, where, parent_run=None):
             problems.append("%s: run %s: %s" % (where, session, what))
     for event in run["events"]:
         if event["explain_id"] != session:
-            check_step(run, event["explain_id"], by_id, span["spanId"], problems, where)
+            check_step(run, event["explain_id"], by_id, span["spanId"], top, expected_ids, problems,
+                       where)
     for sub in run["subtraces"]:
-        check_run(sub, top, by_id, problems, where, session)
+        check_run(sub, top, by_id, expected_ids, problems, where, session)
 
 
 def count_runs(run):
@@ -241,7 +291,11 @@ def check_against_show(shown, spans, problems, where):
     runs = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == {"string": "invoke_agent"}]
     if len(runs) != count_runs(shown):
         problems.append("%s: %d run spans for %d runs" % (where, len(runs), count_runs(shown)))
-    check_run(shown, top, by_id, problems, where)
+    expected_ids = set()
+    check_run(shown, top, by_id, expected_ids, problems, where)
+    for s in spans:
+        if s["spanId"] not in expected_ids:
+            problems.append("%s: span %s (%s) is none the run implies" % (where, s["spanId"], s["name"]))
 
 
 # ---- the pipeline ------------------------------------------------------------------------------
@@ -309,6 +363,9 @@ def main():
         check_against_show(shown, written, problems, engine)
         if engine == "agent" and not any(s["name"].startswith("execute_tool ") for s in written):
             problems.append("agent: no execute_tool span")
+        if engine in ("graph-rag", "document-rag", "query") and \
+                not any(s["name"].startswith("embeddings ") for s in written):
+            problems.append("%s: no embeddings span" % engine)
         if engine in ("agent", "query") and count_runs(shown) < 2:
             problems.append("%s: the run has no sub-run to check" % engine)
         for name, content_type in ENCODINGS:

@@ -39,13 +39,19 @@ StepInfo step(int ms, std::optional<std::string> from, const char* model = "extr
                     model_name};
 }
 
+// `info` with the embeddings call its step made.
+StepInfo embedded(StepInfo info, int ms) {
+    info.embeddings = EmbeddingsCall{"glassbox-hashing-v1", 2, 384, at(ms - 3), milliseconds(2)};
+    return info;
+}
+
 // graph RAG; with `parent`, as a sub-trace of that step.
 std::string graph_rag(Trace& out, const RunUris& run, std::optional<std::string> parent = {}) {
     out.add(question(run, "Who wrote “Dune”?", at(0), worker_agent_uri("graph-rag"),
                      parent ? std::optional<std::string_view>(*parent) : std::nullopt));
     out.add(grounding(run, step(5, std::nullopt), {"Dune", "author"}));
     out.add(graph_exploration(
-        run, step(10, run.grounding()), {"urn:kg:dune", "urn:kg:herbert"}, 42,
+        run, embedded(step(10, run.grounding()), 10), {"urn:kg:dune", "urn:kg:herbert"}, 42,
         {ExploredEdge{make_triple(iri("urn:kg:dune"), iri("urn:kg:author"), iri("urn:kg:herbert")),
                       1},
          ExploredEdge{

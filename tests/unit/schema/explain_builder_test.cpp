@@ -181,6 +181,26 @@ TEST(Steps, SharedShapeCostAndModel) {
     EXPECT_TRUE(types(ts, model).contains(std::string(v::kProvSoftwareAgent)));
 }
 
+// The embeddings call a step made: typed literals on the step, and nothing when it made none.
+TEST(Steps, RecordTheirEmbeddingsCall) {
+    StepInfo step{at_ms(1500), kRun.grounding(), milliseconds(42)};
+    const auto without = document_exploration(kRun, step, {});
+    step.embeddings = EmbeddingsCall{"glassbox-hashing-v1", 3, 256, at_ms(1461), milliseconds(7)};
+    const auto ts = document_exploration(kRun, step, {});
+    expect_all_in_retrieval_graph(ts);
+    const auto uri = kRun.exploration();
+    EXPECT_TRUE(has(ts, uri, v::kEmbeddingModel, literal("glassbox-hashing-v1")));
+    EXPECT_TRUE(has(ts, uri, v::kEmbeddingInputs, xsd_integer(3)));
+    EXPECT_TRUE(has(ts, uri, v::kEmbeddingDimensions, xsd_integer(256)));
+    EXPECT_TRUE(has(ts, uri, v::kEmbeddingStartedAt, xsd_datetime("1970-01-01T00:00:01.461Z")));
+    EXPECT_TRUE(has(ts, uri, v::kEmbeddingDurationMs, xsd_integer(7)));
+    EXPECT_EQ(ts.size(), without.size() + 5);
+    EXPECT_TRUE(objects(without, uri, v::kEmbeddingModel).empty());
+    // The embedder is no agent of the step: no prov:wasAttributedTo, no gb:model.
+    EXPECT_TRUE(objects(ts, uri, v::kProvWasAttributedTo).empty());
+    EXPECT_TRUE(objects(ts, uri, v::kModelName).empty());
+}
+
 TEST(Exploration, ExploredEdgesAreReifiedStatementsWithTheirHop) {
     const std::vector<ExploredEdge> explored{
         {make_triple(iri("urn:dune"), iri("urn:author"), iri("urn:herbert")), 1},

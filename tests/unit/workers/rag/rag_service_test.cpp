@@ -6,11 +6,13 @@
 #include <set>
 #include <tuple>
 
+#include "base/time_format.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/cruz_azul_graph.hpp"
 #include "tests/support/rag_cluster_suite.hpp"
+#include "text/feature_hashing.hpp"
 
 namespace glassbox::rag::testing {
 namespace {
@@ -72,6 +74,27 @@ std::uint64_t integer_of(const std::vector<Triple>& triples, const std::string& 
     const auto found = objects(triples, s, p);
     if (found.size() != 1 || !found.front().is_literal()) return 0;
     return std::stoull(found.front().as_literal().value);
+}
+
+// The embeddings call `step` recorded: the in-process embeddings service's model and dimension,
+// `inputs` texts, within the step's time; returns how many texts it embedded.
+std::uint64_t expect_embeddings_call(const std::vector<Triple>& triples, const std::string& step) {
+    EXPECT_EQ(objects(triples, step, vocab::kEmbeddingModel),
+              std::vector<Term>{schema::literal(std::string(text::kFeatureHashingModel))});
+    EXPECT_EQ(integer_of(triples, step, vocab::kEmbeddingDimensions),
+              text::kDefaultFeatureHashingDim);
+    EXPECT_LE(integer_of(triples, step, vocab::kEmbeddingDurationMs),
+              integer_of(triples, step, vocab::kDurationMs));
+    const auto started = objects(triples, step, vocab::kEmbeddingStartedAt);
+    const auto generated = objects(triples, step, vocab::kProvGeneratedAtTime);
+    EXPECT_EQ(started.size(), 1u);
+    EXPECT_EQ(generated.size(), 1u);
+    if (started.size() == 1 && generated.size() == 1) {
+        const auto start_ms = base::parse_xsd_datetime_ms(started.front().as_literal().value);
+        const auto end_ms = base::parse_xsd_datetime_ms(generated.front().as_literal().value);
+        EXPECT_TRUE(start_ms && end_ms && *start_ms <= *end_ms) << step;
+    }
+    return integer_of(triples, step, vocab::kEmbeddingInputs);
 }
 
 bool has_type(const std::vector<Triple>& triples, const std::string& s, std::string_view type) {
@@ -220,6 +243,11 @@ TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
     const auto seeds = objects(triples, run->exploration(), vocab::kSeedEntity);
     EXPECT_NE(std::find(seeds.begin(), seeds.end(), schema::iri("urn:kg:cruz_azul")), seeds.end());
     EXPECT_GT(integer_of(triples, run->exploration(), vocab::kEdgeCount), 3u);
+    // The Exploration embedded each concept, in one call; no other step called the embedder.
+    EXPECT_EQ(expect_embeddings_call(triples, run->exploration()),
+              objects(triples, run->grounding(), vocab::kConcept).size());
+    for (const auto& step : {run->grounding(), run->focus(), run->synthesis()})
+        EXPECT_TRUE(objects(triples, step, vocab::kEmbeddingModel).empty()) << step;
     // Every explored edge (fewer than the trace records), read from the run's subgraph when the
     // step went out: each a reified statement.
     const auto explored = objects(triples, run->exploration(), vocab::kExploredEdgeProperty);
@@ -436,6 +464,9 @@ TEST_F(RagServiceTest, DocumentRagFusesRankingsAndCitesChunks) {
     EXPECT_EQ(objects(triples, first, vocab::kKeywordRank).size(), 1u);
     EXPECT_EQ(objects(triples, first, vocab::kKeywordScore).size(), 1u);
     EXPECT_EQ(objects(triples, first, vocab::kVectorScore).size(), 1u);
+    // The Exploration embedded its retrieval queries (the question first) in one call.
+    EXPECT_GE(expect_embeddings_call(triples, run->exploration()), 1u);
+    EXPECT_TRUE(objects(triples, run->synthesis(), vocab::kEmbeddingModel).empty());
     // Citations resolve to retrieved chunks.
     const auto citations = objects(triples, run->synthesis(), vocab::kCitationProperty);
     ASSERT_FALSE(citations.empty());

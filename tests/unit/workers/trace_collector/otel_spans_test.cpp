@@ -226,6 +226,72 @@ TEST_P(OtelSpansTest, GraphRagRunIsARunSpanWithAChatRetrievalAndStepSpans) {
     EXPECT_EQ(text(spans[4], "glassbox.step.type"), "Synthesis");
 }
 
+// An Exploration that embedded its concepts: a CLIENT `embeddings <model>` span under the step's
+// span, right after it, timed by the call.
+TEST_P(OtelSpansTest, EmbeddingsCallIsAClientSpanUnderItsStep) {
+    const auto run = FakeRun::make("graph-rag", "Who designed Greyhollow Light?", kT0);
+    auto messages = graph_run(run, "conv-7");
+    auto info = step_at(kT0 + 8, 5);
+    info.embeddings = explain::EmbeddingsCall{"glassbox-hashing-v1", 2, 256, at(kT0 + 4),
+                                              std::chrono::milliseconds{3}};
+    messages[2] =
+        message(run, 2, run.uris.exploration(),
+                explain::graph_exploration(run.uris, info, {"urn:e:greyhollow"}, 2,
+                                           {{edge("urn:e:greyhollow", "urn:e:ilse"), 1}}));
+    ASSERT_EQ(store(messages, kT0 + 20).stored, 5u);
+    const auto spans = spans_of(run);
+    ASSERT_EQ(spans.size(), 6u);
+    EXPECT_EQ(spans[2].name, "retrieval default");
+    const Span& call = spans[3];
+    EXPECT_EQ(call.name, "embeddings glassbox-hashing-v1");
+    EXPECT_EQ(call.kind, SpanKind::kClient);
+    EXPECT_EQ(call.trace_id, trace_id(run));
+    EXPECT_EQ(call.span_id, span_id_of(run.uris.exploration() + "#embeddings"));
+    EXPECT_EQ(call.parent_span_id, spans[2].span_id);
+    EXPECT_EQ(call.parent_span_id, span_id_of(run.uris.exploration()));
+    EXPECT_EQ(call.start_ns, ns(kT0 + 4));
+    EXPECT_EQ(call.end_ns, ns(kT0 + 7));
+    EXPECT_EQ(call.status, otel::StatusCode::kUnset);
+    EXPECT_EQ(text(call, "gen_ai.operation.name"), "embeddings");
+    EXPECT_EQ(text(call, "gen_ai.request.model"), "glassbox-hashing-v1");
+    EXPECT_EQ(text(call, "gen_ai.response.model"), "glassbox-hashing-v1");
+    EXPECT_EQ(text(call, "gen_ai.provider.name"), "glassbox");
+    EXPECT_EQ(integer(call, "gen_ai.embeddings.dimension.count"), 256);
+    EXPECT_EQ(integer(call, "glassbox.embeddings.inputs"), 2);
+    EXPECT_EQ(text(call, "glassbox.step.iri"), run.uris.exploration());
+    EXPECT_EQ(text(call, "glassbox.step.type"), "EmbeddingsCall");
+    EXPECT_EQ(text(call, "glassbox.trace.iri"), run.session());
+    EXPECT_EQ(call.attributes.size(), 9u);  // nothing else: no tokens, no retrieval
+    EXPECT_EQ(spans[4].name, "focus");
+}
+
+// Another provider's embedding model: named, but no gen_ai.provider.name (the trace does not
+// record which provider served it).
+TEST_P(OtelSpansTest, EmbeddingsCallOfAnotherModelHasNoProvider) {
+    const auto run = FakeRun::make("document-rag", "Who designed Greyhollow Light?", kT0);
+    std::vector<explain::RetrievedChunk> chunks(1);
+    chunks[0].source.chunk = "file:///d/a.md#chunk-0";
+    chunks[0].score = 0.5;
+    auto info = step_at(kT0 + 4, 4);
+    info.embeddings = explain::EmbeddingsCall{"text-embedding-3-small", 1, 1536, at(kT0 + 1),
+                                              std::chrono::milliseconds{0}};
+    const std::vector<schema::ExplainMessage> messages{
+        question(run), last(run, 1, run.uris.exploration(),
+                            explain::document_exploration(run.uris, info, chunks), kT0 + 5)};
+    ASSERT_EQ(store(messages, kT0 + 10).stored, 2u);
+    const auto spans = spans_of(run);
+    ASSERT_EQ(spans.size(), 3u);
+    const Span& call = spans[2];
+    EXPECT_EQ(call.name, "embeddings text-embedding-3-small");
+    EXPECT_EQ(call.parent_span_id, spans[1].span_id);
+    EXPECT_EQ(call.start_ns, ns(kT0 + 1));
+    EXPECT_EQ(call.end_ns, ns(kT0 + 1));
+    EXPECT_EQ(text(call, "gen_ai.request.model"), "text-embedding-3-small");
+    EXPECT_EQ(call.attribute("gen_ai.provider.name"), nullptr);
+    EXPECT_EQ(integer(call, "gen_ai.embeddings.dimension.count"), 1536);
+    EXPECT_EQ(integer(call, "glassbox.embeddings.inputs"), 1);
+}
+
 TEST_P(OtelSpansTest, DocumentRetrievalCarriesTheChunksAndTheirScores) {
     const auto run = FakeRun::make("document-rag", "Who designed Greyhollow Light?", kT0);
     std::vector<explain::RetrievedChunk> chunks(2);
@@ -509,7 +575,20 @@ TEST_P(OtelSpansTest, SpanFactsOfRealRagRunsGiveTheSpansOfTheirTriples) {
         ASSERT_GE(from_facts.size(), 4u) << session;
         EXPECT_EQ(from_facts, *from_triples) << session;
         bool retrieval = false;
-        for (const auto& span : from_facts) {
+        bool embeddings = false;
+        for (std::size_t i = 0; i < from_facts.size(); ++i) {
+            const Span& span = from_facts[i];
+            if (span.name.rfind("embeddings ", 0) == 0) {
+                // The Exploration embedded its question or concepts: under it, right after it.
+                embeddings = true;
+                ASSERT_GT(i, 0u);
+                EXPECT_EQ(span.parent_span_id, from_facts[i - 1].span_id) << session;
+                EXPECT_EQ(from_facts[i - 1].name.rfind("retrieval", 0), 0u) << session;
+                EXPECT_EQ(text(span, "gen_ai.operation.name"), "embeddings");
+                EXPECT_GT(integer(span, "gen_ai.embeddings.dimension.count"), 0) << session;
+                EXPECT_GT(integer(span, "glassbox.embeddings.inputs"), 0) << session;
+                EXPECT_LE(span.start_ns, span.end_ns);
+            }
             if (span.name.rfind("retrieval", 0) != 0) continue;
             retrieval = true;
             const auto* ids =
@@ -518,6 +597,7 @@ TEST_P(OtelSpansTest, SpanFactsOfRealRagRunsGiveTheSpansOfTheirTriples) {
             EXPECT_FALSE(ids->empty()) << session;
         }
         EXPECT_TRUE(retrieval) << session;
+        EXPECT_TRUE(embeddings) << session;
     }
 }
 

@@ -51,6 +51,30 @@ TEST(SpanFacts, KeepsTheStepsAndTheRunsFactsAndSkipsTheRest) {
               }));
 }
 
+// The embeddings call a step made (gb:embedding*), each predicate its own code; not of another
+// subject.
+TEST(SpanFacts, KeepsTheStepsEmbeddingsCall) {
+    SpanFactWriter w;
+    w.begin(kSession, kStep);
+    w.see(kStep, v::kEmbeddingModel, "glassbox-hashing-v1", false);
+    w.see(kStep, v::kEmbeddingInputs, "2", false);
+    w.see(kStep, v::kEmbeddingDimensions, "256", false);
+    w.see(kStep, v::kEmbeddingStartedAt, "2026-09-21T13:46:40.004Z", false);
+    w.see(kStep, v::kEmbeddingDurationMs, "3", false);
+    w.see(kPrefix + "grounding", v::kEmbeddingModel, "other", false);
+    const std::string step(kStep);
+    EXPECT_EQ(read(w.finish()), (std::vector<Fact>{
+                                    {'E', step, "glassbox-hashing-v1", false},
+                                    {'N', step, "2", false},
+                                    {'D', step, "256", false},
+                                    {'S', step, "2026-09-21T13:46:40.004Z", false},
+                                    {'L', step, "3", false},
+                                }));
+    SpanFact fact{};
+    ASSERT_TRUE(span_fact_of(v::kEmbeddingDurationMs, fact));
+    EXPECT_EQ(fact, SpanFact::kEmbeddingDuration);
+}
+
 TEST(SpanFacts, NumberedRetrievedItemsBecomeOneLineAndKeepTheirOrder) {
     SpanFactWriter w;
     w.begin(kSession, kStep);
