@@ -44,9 +44,35 @@
 //                   patterns on the same file in this process (both answers must agree).
 // RDF load through the bus against `rapper -c` is bench_load's (issue 33's fourth target).
 //
+// --otel (issue 37: "export adds ≤ 5 % to the trace collector's CPU per run and nothing to
+// request latency") runs, instead of the five configurations and the baselines, configuration c
+// with the OpenTelemetry exporter off and on: --pairs pairs (default 3) of fresh starts of the
+// pipeline, off then on, after one start that loads (or finds) the knowledge. On, `up` gets
+// OTEL_EXPORTER_OTLP_ENDPOINT naming an OTLP/HTTP sink in this process (127.0.0.1, port 0,
+// HTTP/1.1 keep-alive, a thread per connection; it reads each request and answers 200, counting
+// requests and body bytes, decoding nothing: its CPU is this process's), the other otel.* settings
+// at their defaults (the settle below waits until every run was sent); off, no endpoint.
+// Every OTEL_* and GLASSBOX_OTEL_* variable of the bench's own environment is unset for `up`
+// either way, and the `trace` service's stats must show the exporter configured exactly when on.
+// Every run uses one copy of the glassbox binary, made at the start (the build's may be relinked
+// meanwhile). Before each start (but with --quick) the bench waits (120 s at most) for the 1-min
+// load average to fall below 1.5. On, each settle also waits until the stats' `otel` object has
+// pending 0 and exported_runs covering every question sent (120 s at most; a run that never
+// drains is reported FAILED and the exit status is 1). Beside the processes' CPU, the
+// collector's exporter thread (/proc/<pid>/task/<tid>/comm "otel-export"; n/a without one) is
+// read at the same two moments. Reported per run: the collector's, the exporter thread's and all
+// processes' ms CPU per question, throughput, p50/p99, the load average at its start; then
+// medians over the pairs (collector CPU off, on and the change against the ≤ +5 % target; the
+// exporter thread's ms per run and its share of the off collector CPU, the same target read with
+// less noise; the collector less that thread; p50 off against on) and what the sink received
+// (requests, bytes, bytes per run).
+//
 // Usage: bench_cost [--quick] [--queries N] [--warmup N] [--baseline-queries N]
 //                   [--store-requests N] [--stream] [--data DIR] [--dir DIR] [--json FILE]
-//                   [--glassbox PATH]
+//                   [--glassbox PATH] [--otel [--pairs N]]
+//   --otel      the exporter off against on, configuration c only (above); --quick: 2 pairs,
+//               no wait for the load average
+//   --pairs     off/on pairs under --otel (default 3)
 //   --glassbox  run the pipeline with another build's binary (an A/B: the commit before a
 //               change, run back to back with this build's)
 //   --queries   timed questions per configuration (default 1,000; --quick 40)
@@ -57,11 +83,16 @@
 //   --data      the shared data folder (default <source>/../shared/data); without its
 //               kg-pathquestion files the benchmark says so and exits 0
 //   --dir       keep the home (the loaded collection is reused) and the logs there
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -76,8 +107,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -142,6 +175,9 @@ struct Options {
     fs::path dir;
     std::string json_path;
     bool streaming = false;  // --stream: graph-rag streams its answer (`glassbox invoke`'s default)
+    bool otel = false;       // --otel: configuration c with the exporter off and on, in pairs
+    std::size_t pairs = 3;   // --pairs N (--otel)
+    bool wait_for_load = true;  // --otel: before each start, for the load average (not --quick)
 };
 
 struct RunConfig {
@@ -206,8 +242,9 @@ struct ProcStat {
     std::uint64_t start_time = 0;
 };
 
-std::optional<ProcStat> read_proc_stat(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// A process's /proc/<pid>/stat or a thread's /proc/<pid>/task/<tid>/stat (the same fields).
+std::optional<ProcStat> read_stat(const fs::path& path) {
+    std::ifstream in(path);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const auto close = text.rfind(')');  // the command name may hold spaces
     if (close == std::string::npos || close + 2 > text.size()) return std::nullopt;
@@ -223,6 +260,35 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
         tick_ms;
     s.start_time = std::strtoull(fields[19].c_str(), nullptr, 10);
     return s;
+}
+
+std::optional<ProcStat> read_proc_stat(pid_t pid) {
+    return read_stat("/proc/" + std::to_string(pid) + "/stat");
+}
+
+struct ThreadCpu {
+    pid_t tid = 0;
+    double cpu_ms = 0;  // utime + stime
+};
+
+// The CPU so far of the thread of `pid` named `comm` (/proc/<pid>/task/<tid>/comm); none when the
+// process has no such thread.
+std::optional<ThreadCpu> thread_cpu(pid_t pid, std::string_view comm) {
+    std::error_code ec;
+    const fs::path tasks = "/proc/" + std::to_string(pid) + "/task";
+    for (auto it = fs::directory_iterator(tasks, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+        std::ifstream in(it->path() / "comm");
+        std::string name;
+        std::getline(in, name);
+        if (name != comm) continue;
+        const auto stat = read_stat(it->path() / "stat");
+        if (!stat) continue;
+        const auto tid =
+            static_cast<pid_t>(std::strtol(it->path().filename().string().c_str(), nullptr, 10));
+        return ThreadCpu{tid, stat->cpu_ms};
+    }
+    return std::nullopt;
 }
 
 // What a child of `up` is, from its command line: "broker", "gateway" or the worker's service.
@@ -262,6 +328,215 @@ std::vector<PipelineProcess> process_tree(pid_t parent) {
     return out;
 }
 
+// ---- the OTLP/HTTP sink (--otel) ------------------------------------------------------------
+
+// The receiver the exporter sends to under --otel: 127.0.0.1, a port of its own, HTTP/1.1 with
+// keep-alive, one thread per connection. It reads each request's headers and Content-Length bytes
+// of body and answers 200 with an empty protobuf body (a full success in OTLP), decoding nothing;
+// it counts requests and body bytes. Its CPU is this process's, not the pipeline's.
+class OtlpSink {
+public:
+    struct Counts {
+        std::uint64_t requests = 0;
+        std::uint64_t bytes = 0;    // request bodies
+        std::uint64_t refused = 0;  // chunked bodies (answered 411 and closed)
+    };
+
+    OtlpSink();
+    ~OtlpSink();
+    OtlpSink(const OtlpSink&) = delete;
+    OtlpSink& operator=(const OtlpSink&) = delete;
+
+    std::uint16_t port() const { return port_; }
+    Counts counts() const { return {requests_.load(), bytes_.load(), refused_.load()}; }
+
+private:
+    void accept_loop();
+    void serve(int fd);
+    bool serve_one(int fd, std::string& buffer);
+
+    int listener_ = -1;
+    std::uint16_t port_ = 0;
+    std::atomic<bool> stopping_{false};
+    std::atomic<std::uint64_t> requests_{0}, bytes_{0}, refused_{0};
+    std::mutex mutex_;
+    std::set<int> open_;  // connections not closed yet: shut down by the destructor
+    std::vector<std::thread> connections_;
+    std::thread acceptor_;
+};
+
+OtlpSink::OtlpSink() {
+    // CLOEXEC: `glassbox up`, forked while the sink runs, must not hold its sockets.
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener_ < 0) die("OTLP sink: socket");
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(listener_, 64) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+        die("OTLP sink: bind 127.0.0.1:0");
+    port_ = ntohs(address.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+OtlpSink::~OtlpSink() {
+    stopping_ = true;
+    acceptor_.join();  // no connection is added after this
+    {
+        std::lock_guard lock(mutex_);
+        for (const int fd : open_) ::shutdown(fd, SHUT_RDWR);
+    }
+    for (auto& t : connections_) t.join();
+    ::close(listener_);
+}
+
+void OtlpSink::accept_loop() {
+    while (!stopping_) {
+        pollfd p{listener_, POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) continue;
+        const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) continue;
+        std::lock_guard lock(mutex_);
+        open_.insert(fd);
+        connections_.emplace_back([this, fd] { serve(fd); });
+    }
+}
+
+void OtlpSink::serve(int fd) {
+    std::string buffer;
+    while (!stopping_ && serve_one(fd, buffer)) {
+    }
+    {
+        std::lock_guard lock(mutex_);
+        open_.erase(fd);
+    }
+    ::close(fd);
+}
+
+// More bytes of the connection appended to `buffer`; false at its end or on an error.
+bool receive_more(int fd, std::string& buffer) {
+    char chunk[65536];
+    for (;;) {
+        const auto n = ::recv(fd, chunk, sizeof chunk, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        buffer.append(chunk, static_cast<std::size_t>(n));
+        return true;
+    }
+}
+
+bool send_all(int fd, std::string_view text) {
+    while (!text.empty()) {
+        const auto n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+// The value of header `name` (lower case) in `head` (the request line and headers, lower-cased,
+// each line ending in CRLF), blanks trimmed; "" when absent.
+std::string header_value(const std::string& head, const std::string& name) {
+    const auto at = head.find("\r\n" + name + ":");
+    if (at == std::string::npos) return "";
+    const auto from = head.find_first_not_of(" \t", at + name.size() + 3);
+    const auto end = head.find("\r\n", at + 2);
+    if (from == std::string::npos || from >= end) return "";
+    const auto last = head.find_last_not_of(" \t", end - 1);
+    return head.substr(from, last - from + 1);
+}
+
+// Reads and answers one request of the connection; false when the connection is to end.
+bool OtlpSink::serve_one(int fd, std::string& buffer) {
+    std::size_t end = 0;
+    while ((end = buffer.find("\r\n\r\n")) == std::string::npos)
+        if (buffer.size() > (std::size_t{1} << 20) || !receive_more(fd, buffer)) return false;
+    std::string head = buffer.substr(0, end + 2);
+    buffer.erase(0, end + 4);
+    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (header_value(head, "transfer-encoding").find("chunked") != std::string::npos) {
+        ++refused_;
+        (void)send_all(fd,
+                       "HTTP/1.1 411 Length Required\r\nContent-Length: 0\r\nConnection: "
+                       "close\r\n\r\n");
+        return false;
+    }
+    if (header_value(head, "expect") == "100-continue" &&
+        !send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n"))
+        return false;
+    const auto length = static_cast<std::size_t>(
+        std::strtoull(header_value(head, "content-length").c_str(), nullptr, 10));
+    while (buffer.size() < length)
+        if (!receive_more(fd, buffer)) return false;
+    buffer.erase(0, length);
+    ++requests_;
+    bytes_ += length;
+    if (!send_all(fd,
+                  "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n"
+                  "Content-Length: 0\r\n\r\n"))
+        return false;
+    return header_value(head, "connection") != "close";
+}
+
+// ---- the pipeline's environment -------------------------------------------------------------
+
+// Variables for `glassbox up` and its children: a value to set, or none to unset.
+using EnvChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+void set_env(const std::string& name, const std::optional<std::string>& value) {
+    if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+    } else {
+        ::unsetenv(name.c_str());
+    }
+}
+
+// `changes` applied to this process's environment, which a child forked meanwhile inherits; what
+// was there before restored on destruction.
+class ScopedEnv {
+public:
+    explicit ScopedEnv(const EnvChanges& changes) {
+        for (const auto& [name, value] : changes) {
+            if (!saved_.contains(name)) {
+                const char* before = std::getenv(name.c_str());
+                saved_[name] = before ? std::optional<std::string>(before) : std::nullopt;
+            }
+            set_env(name, value);
+        }
+    }
+    ~ScopedEnv() {
+        for (const auto& [name, value] : saved_) set_env(name, value);
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// The exporter off (no sink) or on (sending to the sink's port, its other settings at their
+// defaults: the settle waits until it has sent every run): every OTEL_* and GLASSBOX_OTEL_*
+// variable this process has
+// is unset for the child either way, so neither the bench's environment nor a stray endpoint
+// turns it on, or changes its protocol, where it should be off or as set here.
+EnvChanges otel_env(std::optional<std::uint16_t> sink_port) {
+    EnvChanges out;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+        const std::string_view text(*entry);
+        const std::string name(text.substr(0, text.find('=')));
+        if (name.starts_with("OTEL_") || name.starts_with("GLASSBOX_OTEL_"))
+            out.emplace_back(name, std::nullopt);
+    }
+    if (sink_port) {
+        out.emplace_back("OTEL_EXPORTER_OTLP_ENDPOINT",
+                         "http://127.0.0.1:" + std::to_string(*sink_port));
+    }
+    return out;
+}
+
 // ---- the pipeline ----------------------------------------------------------------------------
 
 // `glassbox up` in `dir`/home, and the clients that reach it.
@@ -272,7 +547,9 @@ public:
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
 
-    void start(std::optional<std::uint32_t> explored_edges);
+    // A fresh start: explored_edges for graph-rag (none: its default) and `env`, other variables
+    // for `up` and its children.
+    void start(std::optional<std::uint32_t> explored_edges, const EnvChanges& env = {});
     void stop() {
         admin_.reset();
         if (up_) up_->terminate(milliseconds{30'000});
@@ -302,6 +579,13 @@ public:
         return out;
     }
 
+    // The CPU so far of the trace collector's exporter thread ("otel-export"); none without one.
+    std::optional<ThreadCpu> exporter_cpu() const {
+        for (const auto& p : processes_)
+            if (p.name == "trace-collector") return thread_cpu(p.pid, "otel-export");
+        return std::nullopt;
+    }
+
     json call(const std::string& service, const json& body) {
         auto replies = admin_->call(service, body, milliseconds{60'000});
         if (!replies) die(service + ": " + replies.error().message);
@@ -324,25 +608,27 @@ private:
     std::vector<PipelineProcess> processes_;
 };
 
-void Pipeline::start(std::optional<std::uint32_t> explored_edges) {
+void Pipeline::start(std::optional<std::uint32_t> explored_edges, const EnvChanges& env) {
     stop();
     // A fresh trace store per start: the collector's cost must not depend on earlier runs.
     for (const char* suffix : {"", "-wal", "-shm"})
         fs::remove(home_ / (std::string("traces.db") + suffix));
-    if (explored_edges) {
-        ::setenv(kExploredEdgesEnv, std::to_string(*explored_edges).c_str(), 1);
-    } else {
-        ::unsetenv(kExploredEdgesEnv);
-    }
+    EnvChanges changes = {{kExploredEdgesEnv, explored_edges ? std::optional<std::string>(
+                                                                   std::to_string(*explored_edges))
+                                                             : std::nullopt}};
+    changes.insert(changes.end(), env.begin(), env.end());
     const auto ready = dir_ / "up.ready.json";
     fs::remove(ready);
-    up_ = std::make_unique<integration::ChildProcess>(
-        "up-" + std::to_string(++starts_),
-        std::vector<std::string>{g_glassbox, "up", "--home", home_.string(), "--bind",
-                                 "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
-                                 "--gateway-listen", "127.0.0.1:0", "--ready-file", ready.string()},
-        dir_);
-    ::unsetenv(kExploredEdgesEnv);  // `up` and its children have it from the fork
+    {
+        const ScopedEnv scoped(changes);  // `up` and its children have them from the fork
+        up_ = std::make_unique<integration::ChildProcess>(
+            "up-" + std::to_string(++starts_),
+            std::vector<std::string>{g_glassbox, "up", "--home", home_.string(), "--bind",
+                                     "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
+                                     "--gateway-listen", "127.0.0.1:0", "--ready-file",
+                                     ready.string()},
+            dir_);
+    }
     const auto info = integration::wait_for_ready_file(ready, *up_, milliseconds{120'000});
     if (!info) die("glassbox up did not start: " + up_->stderr_text());
     endpoint_ = info->value("endpoint", "");
@@ -440,6 +726,8 @@ struct Snapshot {
     bool settled = false;   // every expected session stored, none running, nothing pending
     int stats_calls = 0;
     double wait_s = 0;
+    std::optional<ThreadCpu> exporter;  // the collector's exporter thread, read with cpu_ms
+    json otel = json::object();         // the `otel` object of the last stats answer
 };
 
 // Waits until no process of the pipeline has used more than 20 ms CPU in 300 ms (10 s at most).
@@ -458,16 +746,26 @@ void wait_quiet(const Pipeline& pipeline) {
     }
 }
 
+// True when the exporter's queue is empty and it has sent at least `runs` runs.
+bool otel_drained(const json& otel, std::int64_t runs) {
+    return otel.value("pending", std::int64_t{1}) == 0 &&
+           otel.value("exported_runs", std::uint64_t{0}) >=
+               static_cast<std::uint64_t>(std::max<std::int64_t>(0, runs));
+}
+
 // Reads the CPU of every process once the pipeline is quiet and the trace service counts
 // `sessions` sessions (less `tolerance`: failed requests may leave none), none running, every
-// delivery stored; waits and reads again otherwise (60 s at most, then `settled` is false). A
-// stats call made before the last read is in that read's CPU (stats_calls says how many).
-Snapshot settle(Pipeline& pipeline, std::int64_t sessions, std::int64_t tolerance) {
+// delivery stored, and with `otel` the exporter has sent as many runs and has none queued; waits
+// and reads again otherwise (60 s at most, 120 s with `otel`, then `settled` is false). A stats
+// call made before the last read is in that read's CPU (stats_calls says how many).
+Snapshot settle(Pipeline& pipeline, std::int64_t sessions, std::int64_t tolerance,
+                bool otel = false) {
     const auto start = Clock::now();
     Snapshot s;
     for (;;) {
         wait_quiet(pipeline);
         s.cpu_ms = pipeline.cpu_ms();
+        s.exporter = pipeline.exporter_cpu();
         const json stats = pipeline.call("trace", json{{"op", "stats"}});
         ++s.stats_calls;
         s.sessions = stats.value("sessions", std::int64_t{0});
@@ -477,9 +775,11 @@ Snapshot settle(Pipeline& pipeline, std::int64_t sessions, std::int64_t toleranc
         const bool drained = collector.value("pending", std::uint64_t{1}) == 0 &&
                              collector.value("acked", std::uint64_t{0}) ==
                                  collector.value("deliveries", std::uint64_t{1});
-        s.settled = s.sessions >= sessions - tolerance && s.running == 0 && drained;
+        s.otel = stats.value("otel", json::object());
+        s.settled = s.sessions >= sessions - tolerance && s.running == 0 && drained &&
+                    (!otel || otel_drained(s.otel, sessions - tolerance));
         s.wait_s = ms_since(start) / 1000.0;
-        if (s.settled || s.wait_s > 60.0) break;
+        if (s.settled || s.wait_s > (otel ? 120.0 : 60.0)) break;
         std::this_thread::sleep_for(milliseconds{200});
     }
     s.live_bytes = trace_store_live_bytes(pipeline.home()).value_or(0.0);
@@ -582,8 +882,10 @@ struct ConfigFigures {
     std::string load_at_start;
 };
 
+// With `otel`, each settle also waits for the exporter to have sent every run (--otel, on).
 ConfigFigures measure_config(Pipeline& pipeline, const RunConfig& config, const Options& o,
-                             const std::vector<Question>& questions, std::int64_t& traces) {
+                             const std::vector<Question>& questions, std::int64_t& traces,
+                             bool otel = false) {
     ConfigFigures f;
     f.config = config;
     f.queries = o.queries;
@@ -591,15 +893,18 @@ ConfigFigures measure_config(Pipeline& pipeline, const RunConfig& config, const 
     const bus::BusClientConfig clients = config.client_config(pipeline.client_config());
     const auto warm = run_clients(clients, questions, config.clients, o.warmup, o.streaming);
     traces += static_cast<std::int64_t>(o.warmup);
-    f.before = settle(pipeline, traces, static_cast<std::int64_t>(warm.errors));
+    f.before = settle(pipeline, traces, static_cast<std::int64_t>(warm.errors), otel);
     f.run = run_clients(clients, questions, config.clients, o.queries, o.streaming);
     traces += static_cast<std::int64_t>(o.queries);
-    f.after = settle(pipeline, traces, static_cast<std::int64_t>(f.run.errors + warm.errors));
+    f.after = settle(pipeline, traces, static_cast<std::int64_t>(f.run.errors + warm.errors), otel);
     for (const auto& [name, ms] : f.after.cpu_ms) f.cpu_ms[name] = ms - f.before.cpu_ms[name];
     std::cerr << "bench_cost: " << config.id << " (" << config.describe()
               << "): " << fmt(static_cast<double>(o.queries) / f.run.wall_s, 1)
               << " questions/s, p50 " << fmt(percentile(f.run.latency_ms, 0.5), 1) << " ms, "
-              << f.run.errors << " errors" << (f.after.settled ? "" : ", traces NOT all stored")
+              << f.run.errors << " errors"
+              << (f.after.settled ? ""
+                  : otel          ? ", traces NOT all stored and exported"
+                                  : ", traces NOT all stored")
               << "\n";
     return f;
 }
@@ -1107,18 +1412,395 @@ json to_json(const Results& r) {
           {"agree", s.agree}}}};
 }
 
+// ---- --otel: configuration c with the exporter off and on ------------------------------------
+
+const std::string kCollectorProcess = "trace-collector";
+
+// One start of the pipeline under --otel: configuration c, the exporter off or on.
+struct OtelRun {
+    std::size_t pair = 0;  // from 1
+    bool on = false;
+    ConfigFigures f;
+    std::optional<double> exporter_cpu_ms;  // its thread over the window; none: no such thread
+    OtlpSink::Counts sink;                  // what the sink received from this start
+    bool drained = true;                    // on: every run sent, none queued, in time
+};
+
+struct OtelResults {
+    std::string started, ended, commit, load_at_start, load_at_end;
+    std::vector<OtelRun> runs;
+    std::size_t pairs = 0;
+    bool streaming = false;
+};
+
+// The exporter thread's CPU between two snapshots: none unless the same thread is in both.
+std::optional<double> exporter_between(const Snapshot& before, const Snapshot& after) {
+    if (!before.exporter || !after.exporter || before.exporter->tid != after.exporter->tid)
+        return std::nullopt;
+    return after.exporter->cpu_ms - before.exporter->cpu_ms;
+}
+
+// Ends the benchmark unless the collector's exporter is configured exactly when `on`, to the sink.
+void check_exporter(Pipeline& pipeline, bool on, std::uint16_t port) {
+    const json otel = pipeline.call("trace", json{{"op", "stats"}}).value("otel", json::object());
+    const bool configured = otel.value("configured", false);
+    const std::string endpoint = otel.value("endpoint", "");
+    if (configured != on)
+        die(std::string("export ") + (on ? "on" : "off") + ", but the trace collector's exporter " +
+            (configured ? "is configured (" + endpoint + ")" : "is not configured"));
+    if (on && endpoint.find("127.0.0.1:" + std::to_string(port)) == std::string::npos)
+        die("the exporter sends to " + endpoint + ", not to the sink (port " +
+            std::to_string(port) + ")");
+}
+
+void report_drain_failure(const OtelRun& r) {
+    const json& e = r.f.after.otel;
+    std::cerr << "bench_cost: FAILED: pair " << r.pair
+              << ", export on: the exporter did not send every run within 120 s of the last "
+                 "answer: pending "
+              << e.value("pending", std::int64_t{-1}) << ", exported_runs "
+              << e.value("exported_runs", std::uint64_t{0}) << " for " << r.f.after.sessions
+              << " stored sessions, dropped " << e.value("dropped", json::object()).dump()
+              << ", failures " << e.value("failures", std::uint64_t{0}) << ", last error \""
+              << e.value("last_error", "") << "\"\n";
+}
+
+// The pipeline stopped, waits (120 s at most) for the 1-min load average to fall below 1.5: the
+// previous run's own load (8 clients keep 2 CPUs busy) would otherwise be in the next one's.
+void wait_for_low_load(Pipeline& pipeline) {
+    pipeline.stop();
+    const auto start = Clock::now();
+    while (load_average_1() >= 1.5 && ms_since(start) < 120'000.0)
+        std::this_thread::sleep_for(milliseconds{1000});
+    if (ms_since(start) > 1000.0)
+        std::cerr << "bench_cost: waited " << fmt(ms_since(start) / 1000.0, 0)
+                  << " s for the load average to fall: " << load_average() << "\n";
+}
+
+OtelRun measure_otel_run(Pipeline& pipeline, const OtlpSink& sink, const Options& o,
+                         const std::vector<Question>& questions, std::size_t pair, bool on) {
+    OtelRun r;
+    r.pair = pair;
+    r.on = on;
+    if (o.wait_for_load) wait_for_low_load(pipeline);
+    const auto sink_start = sink.counts();
+    pipeline.start(std::nullopt,
+                   otel_env(on ? std::optional<std::uint16_t>(sink.port()) : std::nullopt));
+    check_exporter(pipeline, on, sink.port());
+    std::int64_t traces =
+        pipeline.call("trace", json{{"op", "stats"}}).value("sessions", std::int64_t{0});
+    const RunConfig config{
+        std::string("c, export ") + (on ? "on" : "off") + ", pair " + std::to_string(pair), 8,
+        std::nullopt};
+    r.f = measure_config(pipeline, config, o, questions, traces, on);
+    const auto sink_end = sink.counts();
+    r.sink = {sink_end.requests - sink_start.requests, sink_end.bytes - sink_start.bytes,
+              sink_end.refused - sink_start.refused};
+    r.exporter_cpu_ms = exporter_between(r.f.before, r.f.after);
+    r.drained = !on || r.f.after.settled;
+    if (!r.drained) report_drain_failure(r);
+    return r;
+}
+
+// The knowledge loaded (or found) on a start of its own, then `pairs` pairs of fresh starts:
+// export off, then on.
+OtelResults run_otel(const Options& o, const std::vector<Question>& questions,
+                     const fs::path& dir) {
+    OtelResults r;
+    r.started = utc_now();
+    r.load_at_start = load_average();
+    r.commit = git_commit(GLASSBOX_SOURCE_DIR);
+    r.streaming = o.streaming;
+    r.pairs = o.pairs;
+    // One binary for every run (`up` starts its children from /proc/self/exe): the build's may be
+    // relinked while the pairs run.
+    const fs::path binary = dir / "glassbox-under-test";
+    fs::remove(binary);
+    fs::copy_file(g_glassbox, binary);
+    std::cerr << "bench_cost: every run uses " << binary.string() << " (a copy of " << g_glassbox
+              << ")\n";
+    g_glassbox = binary.string();
+    OtlpSink sink;
+    std::cerr << "bench_cost: OTLP sink on 127.0.0.1:" << sink.port() << "\n";
+    Pipeline pipeline(dir);
+    pipeline.start(std::nullopt, otel_env(std::nullopt));
+    pipeline.load_knowledge(o.data / "kg-pathquestion");
+    for (std::size_t pair = 1; pair <= o.pairs; ++pair)
+        for (const bool on : {false, true})
+            r.runs.push_back(measure_otel_run(pipeline, sink, o, questions, pair, on));
+    pipeline.stop();
+    r.ended = utc_now();
+    r.load_at_end = load_average();
+    return r;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// `value` of each run with the exporter `on` (or off) that has one.
+template <typename Value>
+std::vector<double> values_of(const OtelResults& r, bool on, Value value) {
+    std::vector<double> out;
+    for (const auto& run : r.runs)
+        if (run.on == on)
+            if (const std::optional<double> v = value(run)) out.push_back(*v);
+    return out;
+}
+
+std::optional<double> collector_per_question(const OtelRun& r) {
+    return process_per_question(r.f, kCollectorProcess);
+}
+
+std::optional<double> exporter_per_question(const OtelRun& r) {
+    if (!r.exporter_cpu_ms) return std::nullopt;
+    return per_question(*r.exporter_cpu_ms, r.f.queries);
+}
+
+// The collector's other threads (ingest, the store's queueing, the service): where export shows
+// beside its own thread.
+std::optional<double> collector_less_exporter(const OtelRun& r) {
+    return *collector_per_question(r) - exporter_per_question(r).value_or(0.0);
+}
+
+std::optional<double> all_per_question(const OtelRun& r) { return total_per_question(r.f); }
+std::optional<double> p50_of(const OtelRun& r) { return percentile(r.f.run.latency_ms, 0.5); }
+std::optional<double> p99_of(const OtelRun& r) { return percentile(r.f.run.latency_ms, 0.99); }
+std::optional<double> qps_of(const OtelRun& r) {
+    return static_cast<double>(r.f.queries) / r.f.run.wall_s;
+}
+
+std::string change_percent(double before, double after) {
+    if (before <= 0) return "–";
+    const double change = (after - before) / before * 100.0;
+    return (change >= 0 ? "+" : "") + fmt(change, 1) + " %";
+}
+
+bool otel_quiet(const OtelResults& r) {
+    return std::all_of(r.runs.begin(), r.runs.end(), [](const OtelRun& run) {
+        return std::strtod(run.f.load_at_start.c_str(), nullptr) < 1.5;
+    });
+}
+
+const OtelRun* otel_run(const OtelResults& r, std::size_t pair, bool on) {
+    for (const auto& run : r.runs)
+        if (run.pair == pair && run.on == on) return &run;
+    return nullptr;
+}
+
+std::string exported_cell(const OtelRun& run) {
+    if (!run.on) return "–";
+    const json& e = run.f.after.otel;
+    return std::to_string(e.value("exported_runs", std::uint64_t{0})) + " (" +
+           std::to_string(e.value("pending", std::int64_t{0})) + ")" +
+           (run.drained ? "" : " NOT DRAINED");
+}
+
+void print_otel_runs(const OtelResults& r, std::ostream& out) {
+    out << "### Each run (c: 8 clients, explored edges 500 (default), explain=none; ms CPU per "
+           "question over the timed questions, the storing of their traces and, export on, their "
+           "export)\n\n| pair | export | load average at its start | trace collector | its "
+           "exporter thread | collector against the pair's off | all processes | questions/s | "
+           "p50 ms | p99 ms | errors | runs exported (pending) | sink requests | sink KB |\n"
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& run : r.runs) {
+        const auto* off = otel_run(r, run.pair, false);
+        const auto exporter = exporter_per_question(run);
+        out << "| " << run.pair << " | " << (run.on ? "on" : "off") << " | " << run.f.load_at_start
+            << " | " << fmt(*collector_per_question(run), 3) << " | "
+            << (exporter ? fmt(*exporter, 3) : std::string("n/a")) << " | "
+            << (run.on && off != nullptr
+                    ? change_percent(*collector_per_question(*off), *collector_per_question(run))
+                    : std::string("–"))
+            << " | " << fmt(*all_per_question(run), 2) << " | " << fmt(*qps_of(run), 1) << " | "
+            << fmt(*p50_of(run), 1) << " | " << fmt(*p99_of(run), 1) << " | " << run.f.run.errors
+            << " | " << exported_cell(run) << " | " << run.sink.requests << " | "
+            << fmt(static_cast<double>(run.sink.bytes) / 1000.0, 1) << " |\n";
+    }
+    out << '\n';
+}
+
+void print_otel_medians(const OtelResults& r, std::ostream& out) {
+    out << "### Medians over " << r.pairs << (r.pairs == 1 ? " pair" : " pairs")
+        << "\n\n| | export off | export on | change |\n|---|---:|---:|---:|\n";
+    const auto line = [&](const std::string& label, auto value, int decimals) {
+        const double off = median(values_of(r, false, value));
+        const double on = median(values_of(r, true, value));
+        out << "| " << label << " | " << fmt(off, decimals) << " | " << fmt(on, decimals) << " | "
+            << change_percent(off, on) << " |\n";
+    };
+    line("trace collector, ms CPU per question", collector_per_question, 3);
+    line("its exporter thread", exporter_per_question, 3);
+    line("the collector less its exporter thread", collector_less_exporter, 3);
+    line("all processes, ms CPU per question", all_per_question, 2);
+    line("p50 ms", p50_of, 1);
+    line("p99 ms", p99_of, 1);
+    line("throughput, questions/s", qps_of, 1);
+    out << '\n';
+}
+
+// The sink's totals over the runs with export on (or off).
+OtlpSink::Counts sink_total(const OtelResults& r, bool on) {
+    OtlpSink::Counts total;
+    for (const auto& run : r.runs) {
+        if (run.on != on) continue;
+        total.requests += run.sink.requests;
+        total.bytes += run.sink.bytes;
+        total.refused += run.sink.refused;
+    }
+    return total;
+}
+
+std::uint64_t exported_total(const OtelResults& r) {
+    std::uint64_t runs = 0;
+    for (const auto& run : r.runs)
+        if (run.on) runs += run.f.after.otel.value("exported_runs", std::uint64_t{0});
+    return runs;
+}
+
+void print_otel_sink(const OtelResults& r, std::ostream& out) {
+    const auto on = sink_total(r, true);
+    const auto off = sink_total(r, false);
+    const double runs = static_cast<double>(std::max<std::uint64_t>(1, exported_total(r)));
+    out << "- the sink, export on: " << on.requests << " requests, " << on.bytes << " bytes ("
+        << exported_total(r) << " runs exported, warm-up included): "
+        << fmt(static_cast<double>(on.bytes) / runs / 1000.0, 1) << " KB per run, "
+        << fmt(runs / static_cast<double>(std::max<std::uint64_t>(1, on.requests)), 1)
+        << " runs per request"
+        << (on.refused ? "; " + std::to_string(on.refused) + " chunked requests refused (411)"
+                       : std::string())
+        << "; export off: " << off.requests << " requests"
+        << (off.requests ? " (**the exporter was not off**)" : " (as it should)") << "\n";
+}
+
+void print_otel_targets(const OtelResults& r, std::ostream& out) {
+    const auto verdict = [](bool met) { return met ? std::string("met") : std::string("NOT met"); };
+    const double off = median(values_of(r, false, collector_per_question));
+    const double on = median(values_of(r, true, collector_per_question));
+    const auto exporter = values_of(r, true, exporter_per_question);
+    const auto p50_off = values_of(r, false, p50_of);
+    out << "### Targets (issue 37)\n\n- target: export adds ≤ 5 % to the trace collector's CPU "
+           "per run (medians): "
+        << verdict(on <= off * 1.05) << " (" << fmt(off, 3) << " → " << fmt(on, 3)
+        << " ms per question, " << change_percent(off, on) << ")\n- the exporter thread "
+        << "(\"otel-export\") alone, the same target read with less noise: ";
+    if (exporter.size() == values_of(r, true, collector_per_question).size() && !exporter.empty()) {
+        const double share = off > 0 ? median(exporter) / off * 100.0 : 0.0;
+        out << verdict(share <= 5.0) << " (" << fmt(median(exporter), 3) << " ms per run, "
+            << fmt(share, 1) << " % of the collector's CPU per run with export off)\n";
+    } else {
+        out << "n/a (no thread named otel-export in the collector in every run with export on)\n";
+    }
+    out << "- target: export adds nothing to request latency: p50 " << fmt(median(p50_off), 1)
+        << " → " << fmt(median(values_of(r, true, p50_of)), 1) << " ms ("
+        << change_percent(median(p50_off), median(values_of(r, true, p50_of)))
+        << "); the off runs' p50 spans "
+        << fmt(*std::min_element(p50_off.begin(), p50_off.end()), 1) << "–"
+        << fmt(*std::max_element(p50_off.begin(), p50_off.end()), 1)
+        << " ms between starts (the noise)\n";
+    print_otel_sink(r, out);
+    out << "- machine quiet (load average 1-min < 1.5 at the start of every run): "
+        << (otel_quiet(r) ? "yes" : "**no**: the figures are noisy") << "\n";
+    for (const auto& run : r.runs)
+        if (!run.drained)
+            out << "- **FAILED**: pair " << run.pair
+                << ", export on: the exporter did not send every run in time (its CPU figures "
+                   "miss what it had not sent)\n";
+}
+
+void report_otel(const OtelResults& r, std::ostream& out) {
+    out << "## bench_cost --otel\n\nRun " << r.started << " – " << r.ended << ", commit `"
+        << r.commit << "`, load average (1/5/15 min) " << r.load_at_start << " at the start, "
+        << r.load_at_end << " at the end on " << std::thread::hardware_concurrency()
+        << " CPUs. `glassbox up` with its defaults, the PathQuestion KB, configuration c, "
+        << (r.runs.empty() ? 0 : r.runs.front().f.queries)
+        << " timed questions per run after warm-up, " << r.pairs
+        << " pairs of fresh starts, export off then on (on: OTEL_EXPORTER_OTLP_ENDPOINT names "
+           "this process's OTLP/HTTP sink, the other otel.* settings at their defaults; off: no "
+           "OTEL_* "
+           "variable), "
+        << (r.streaming ? "graph-rag streaming its answer (--stream).\n\n"
+                        : "graph-rag without streaming.\n\n");
+    if (r.runs.empty()) return;
+    print_otel_runs(r, out);
+    print_otel_medians(r, out);
+    print_otel_targets(r, out);
+    for (const auto& run : r.runs)
+        for (const auto& e : run.f.run.error_samples)
+            out << "\n- pair " << run.pair << (run.on ? " on" : " off") << " error: " << e;
+    out << std::endl;
+}
+
+json to_json(const OtelRun& run) {
+    json j = to_json(run.f);
+    const auto exporter = exporter_per_question(run);
+    j["pair"] = run.pair;
+    j["export"] = run.on ? "on" : "off";
+    j["collector_cpu_ms_per_question"] = *collector_per_question(run);
+    j["exporter_thread_cpu_ms_per_question"] = exporter ? json(*exporter) : json(nullptr);
+    j["otel"] = run.f.after.otel;
+    j["drained"] = run.drained;
+    j["sink"] = {
+        {"requests", run.sink.requests}, {"bytes", run.sink.bytes}, {"refused", run.sink.refused}};
+    return j;
+}
+
+json to_json(const OtelResults& r) {
+    json runs = json::array();
+    for (const auto& run : r.runs) runs.push_back(to_json(run));
+    const auto medians = [&r](auto value) {
+        return json{{"off", median(values_of(r, false, value))},
+                    {"on", median(values_of(r, true, value))}};
+    };
+    const auto exporter = values_of(r, true, exporter_per_question);
+    const double off = median(values_of(r, false, collector_per_question));
+    const auto sink = sink_total(r, true);
+    return {
+        {"mode", "otel"},
+        {"started", r.started},
+        {"ended", r.ended},
+        {"commit", r.commit},
+        {"streaming", r.streaming},
+        {"load_at_start", r.load_at_start},
+        {"load_at_end", r.load_at_end},
+        {"pairs", r.pairs},
+        {"quiet", otel_quiet(r)},
+        {"runs", runs},
+        {"medians",
+         {{"collector_cpu_ms_per_question", medians(collector_per_question)},
+          {"collector_less_exporter_cpu_ms_per_question", medians(collector_less_exporter)},
+          {"all_cpu_ms_per_question", medians(all_per_question)},
+          {"p50_ms", medians(p50_of)},
+          {"p99_ms", medians(p99_of)},
+          {"throughput_qps", medians(qps_of)},
+          {"exporter_thread_cpu_ms_per_run",
+           exporter.empty() ? json(nullptr) : json(median(exporter))},
+          {"exporter_thread_percent_of_off_collector",
+           exporter.empty() || off <= 0 ? json(nullptr) : json(median(exporter) / off * 100.0)}}},
+        {"sink",
+         {{"requests", sink.requests},
+          {"bytes", sink.bytes},
+          {"refused", sink.refused},
+          {"exported_runs", exported_total(r)},
+          {"off_requests", sink_total(r, false).requests}}}};
+}
+
 // ---- main ------------------------------------------------------------------------------------
 
 void usage() {
     std::cerr << "usage: bench_cost [--quick] [--queries N] [--warmup N] [--baseline-queries N]\n"
                  "                  [--store-requests N] [--stream] [--data DIR] [--dir DIR] "
                  "[--json FILE]\n"
-                 "                  [--glassbox PATH] [--explain-stream]\n";
+                 "                  [--glassbox PATH] [--explain-stream] [--otel [--pairs N]]\n";
 }
 
 std::optional<int> read_options(int argc, char** argv, Options& o) {
     bench::Args args(argc, argv, kProgram);
     bool queries_given = false;
+    bool pairs_given = false;
     while (args.next()) {
         const std::string& arg = args.arg();
         if (arg == "--quick") {
@@ -1126,6 +1808,13 @@ std::optional<int> read_options(int argc, char** argv, Options& o) {
             o.warmup = 4;
             o.baseline_queries = 20;
             o.store_requests = 200;
+            if (!pairs_given) o.pairs = 2;
+            o.wait_for_load = false;
+        } else if (arg == "--otel") {
+            o.otel = true;
+        } else if (arg == "--pairs") {
+            o.pairs = args.number();
+            pairs_given = true;
         } else if (arg == "--queries") {
             o.queries = args.number();
             queries_given = true;
@@ -1221,6 +1910,14 @@ int main(int argc, char** argv) {
               << " questions)\n\n";
     if (load_average_1() > 0.5)
         std::cerr << "bench_cost: machine not quiet: load average " << load_average() << "\n";
+    if (o.otel) {
+        const OtelResults results = run_otel(o, questions, dir);
+        report_otel(results, std::cout);
+        if (!o.json_path.empty()) std::ofstream(o.json_path) << to_json(results).dump(1) << '\n';
+        const bool drained = std::all_of(results.runs.begin(), results.runs.end(),
+                                         [](const OtelRun& run) { return run.drained; });
+        return drained ? 0 : 1;
+    }
     const Results results = run(o, questions, dir);
     report(results, std::cout);
     if (!o.json_path.empty()) std::ofstream(o.json_path) << to_json(results).dump(1) << '\n';
