@@ -510,8 +510,8 @@ std::string lower(std::string_view text) {
 // What every span of one run shares.
 struct SpanContext {
     std::string trace_id;
-    std::string trace_iri;  // the top-level run's session URI
-    const RunFacts* run = nullptr;
+    std::string trace_iri;    // the top-level run's session URI
+    RunFacts* run = nullptr;  // its steps' retrieved ids are moved into their spans
     std::string run_span_id;
 };
 
@@ -552,11 +552,19 @@ void add_model(Span& span, const StepFacts& step) {
 // JSON string where an attribute cannot be structured).
 std::string documents_json(const std::vector<std::string>& ids,
                            const std::unordered_map<std::string, double>& scores) {
-    std::string out = "[";
+    std::size_t bytes = 2;
+    for (const auto& id : ids) bytes += id.size() + 12;
+    std::string out;
+    out.reserve(bytes);
+    out += '[';
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (i > 0) out += ',';
         out += "{\"id\":";
         schema::append_json_string(out, ids[i]);
+        if (scores.empty()) {
+            out += '}';
+            continue;
+        }
         if (const auto score = scores.find(ids[i]); score != scores.end()) {
             out += ",\"score\":";
             schema::append_json_number(out, score->second);
@@ -567,26 +575,30 @@ std::string documents_json(const std::vector<std::string>& ids,
     return out;
 }
 
-void make_retrieval(Span& span, const SpanContext& c, const StepFacts& step) {
+// The retrieval attributes of `step`, its retrieved ids moved into them (the span is made once).
+void make_retrieval(Span& span, const SpanContext& c, StepFacts& step) {
     const std::string& collection = c.run->row.collection;
     span.name = collection.empty() ? "retrieval" : "retrieval " + collection;
     add(span, otel::kOperationName, "retrieval");
     if (!collection.empty()) add(span, "gen_ai.data_source.id", collection);
-    add(span, "glassbox.retrieval.ids", step.retrieved);
+    const auto& run_scores = c.run->scores;
     std::vector<double> scores;
     for (const auto& id : step.retrieved) {
-        const auto found = c.run->scores.find(id);
-        if (found == c.run->scores.end()) break;
+        if (run_scores.empty()) break;
+        const auto found = run_scores.find(id);
+        if (found == run_scores.end()) break;
         scores.push_back(found->second);
     }
     // Scores only when every retrieved item has one (a traversal's edges have none).
-    if (!step.retrieved.empty() && scores.size() == step.retrieved.size())
-        add(span, "glassbox.retrieval.scores", std::move(scores));
-    add(span, "gen_ai.retrieval.documents", documents_json(step.retrieved, c.run->scores));
+    const bool scored = !step.retrieved.empty() && scores.size() == step.retrieved.size();
+    std::string documents = documents_json(step.retrieved, run_scores);
+    add(span, "glassbox.retrieval.ids", std::move(step.retrieved));
+    if (scored) add(span, "glassbox.retrieval.scores", std::move(scores));
+    add(span, "gen_ai.retrieval.documents", std::move(documents));
     add_model(span, step);
 }
 
-Span step_span(const SpanContext& c, const StepFacts& step) {
+Span step_span(const SpanContext& c, StepFacts& step) {
     Span span = base_span(c, step.iri, step.type);
     const std::int64_t end = step.generated_ms.value_or(c.run->row.ended.value_or(0));
     span.end_ns = nanos(end);
@@ -696,7 +708,7 @@ void run_spans(const SpanContext& c, const std::string& parent_span_id, std::vec
                std::unordered_map<std::string, std::string>& owners) {
     out.push_back(run_span(c, parent_span_id));
     for (std::size_t i = 0; i < c.run->steps.size(); ++i) {
-        const StepFacts& step = c.run->steps[i];
+        StepFacts& step = c.run->steps[i];
         out.push_back(step_span(c, step));
         owners[step.iri] = out.back().span_id;
         if (step.embedding_started_ms) out.push_back(embeddings_span(c, step, owners[step.iri]));

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <list>
 #include <optional>
 #include <type_traits>
 
@@ -97,9 +98,27 @@ void put_varint_field(std::string& out, unsigned field, std::uint64_t value) {
     put_varint(out, value);
 }
 
+std::size_t varint_size(std::uint64_t value) {
+    std::size_t n = 1;
+    while (value >= 0x80) {
+        value >>= 7;
+        ++n;
+    }
+    return n;
+}
+
+// A length-delimited field (field number below 16) of `size` bytes, whole.
+std::size_t field_size(std::size_t size) { return 1 + varint_size(size) + size; }
+
 // AnyValue: string_value 1, bool_value 2, int_value 3, double_value 4, array_value 5
-// (ArrayValue.values 1).
-void put_any(std::string& out, const std::string& text) { put_string(out, 1, text); }
+// (ArrayValue.values 1). A KeyValue is written straight into its span, each length known before
+// its bytes: a retrieval's hundreds of ids are copied once, with no buffer per id.
+std::size_t any_size(std::string_view text) { return field_size(text.size()); }
+std::size_t any_size(bool) { return 2; }
+std::size_t any_size(std::int64_t n) { return 1 + varint_size(static_cast<std::uint64_t>(n)); }
+std::size_t any_size(double) { return 9; }
+
+void put_any(std::string& out, std::string_view text) { put_bytes(out, 1, text); }
 void put_any(std::string& out, bool b) { put_varint_field(out, 2, b ? 1 : 0); }
 void put_any(std::string& out, std::int64_t n) {
     put_varint_field(out, 3, static_cast<std::uint64_t>(n));  // int64: two's complement
@@ -109,25 +128,70 @@ void put_any(std::string& out, double x) {
     std::memcpy(&bits, &x, sizeof bits);
     put_fixed64(out, 4, bits);
 }
+
+// The values of an attribute as written: texts as utf8_text gives them (`fixed` holds the few
+// made printable; a list, so the views stay put).
 template <typename T>
-void put_any(std::string& out, const std::vector<T>& values) {
-    std::string array;
+const std::vector<T>& written(const std::vector<T>& values, std::list<std::string>&) {
+    return values;
+}
+std::vector<std::string_view> written(const std::vector<std::string>& values,
+                                      std::list<std::string>& fixed) {
+    std::vector<std::string_view> out;
+    out.reserve(values.size());
     for (const auto& value : values) {
-        std::string any;
-        put_any(any, value);
-        put_bytes(array, 1, any);
+        if (!base::find_invalid_utf8(value)) {
+            out.emplace_back(value);
+        } else {
+            out.emplace_back(fixed.emplace_back(base::printable_utf8(value)));
+        }
     }
-    put_bytes(out, 5, array);
+    return out;
+}
+template <typename T>
+T written(const T& value, std::list<std::string>&) {
+    return value;
+}
+std::string_view written(const std::string& text, std::list<std::string>& fixed) {
+    if (!base::find_invalid_utf8(text)) return text;
+    return fixed.emplace_back(base::printable_utf8(text));
+}
+
+template <typename T>
+std::size_t any_size(const std::vector<T>& items) {
+    std::size_t body = 0;
+    for (const auto& item : items) body += field_size(any_size(item));
+    return field_size(body);
+}
+template <typename T>
+void put_any(std::string& out, const std::vector<T>& items) {
+    std::size_t body = 0;
+    for (const auto& item : items) body += field_size(any_size(item));
+    put_tag(out, 5, kLengthDelimited);
+    put_varint(out, body);
+    for (const auto& item : items) {
+        put_tag(out, 1, kLengthDelimited);
+        put_varint(out, any_size(item));
+        put_any(out, item);
+    }
 }
 
 // KeyValue: key 1, value 2.
 void put_attribute(std::string& out, unsigned field, const Attribute& attribute) {
-    std::string key_value;
-    put_string(key_value, 1, attribute.key);
-    std::string any;
-    std::visit([&](const auto& value) { put_any(any, value); }, attribute.value);
-    put_bytes(key_value, 2, any);
-    put_bytes(out, field, key_value);
+    std::list<std::string> fixed;  // empty unless a text is not valid UTF-8
+    const std::string_view key = written(attribute.key, fixed);
+    std::visit(
+        [&](const auto& value) {
+            const auto& shown = written(value, fixed);
+            const std::size_t any = any_size(shown);
+            put_tag(out, field, kLengthDelimited);
+            put_varint(out, field_size(key.size()) + field_size(any));
+            put_bytes(out, 1, key);
+            put_tag(out, 2, kLengthDelimited);
+            put_varint(out, any);
+            put_any(out, shown);
+        },
+        attribute.value);
 }
 
 // Span: trace_id 1, span_id 2, parent_span_id 4, name 5, kind 6, start 7, end 8, attributes 9,
@@ -151,15 +215,6 @@ std::string span_message(const Span& span) {
         put_bytes(out, 15, status);
     }
     return out;
-}
-
-std::size_t varint_size(std::uint64_t value) {
-    std::size_t n = 1;
-    while (value >= 0x80) {
-        value >>= 7;
-        ++n;
-    }
-    return n;
 }
 
 // Each span is encoded once and copied once into the request: the lengths of the enclosing
