@@ -414,8 +414,23 @@ struct EventFacts {
 bool replay_span_facts(const std::vector<EventFacts>& events, RunFacts& run) {
     for (const auto& event : events) {
         const bool read = detail::each_span_fact(
-            *event.span, run.row.uri, event.explain_id, [&](const detail::SpanFactTriple& t) {
+            *event.span, run.row.uri, event.explain_id,
+            [&](const detail::SpanFactTriple& t) {
                 learn(run, t.fact, TripleParts{t.s, {}, t.o, t.o_is_iri});
+            },
+            [&](const detail::RetrievedRange& r) {
+                // As learn() of each item: a step's retrieved IRIs, in order.
+                StepFacts* step = find_step(run, r.s);
+                if (step == nullptr) return;
+                step->retrieved.reserve(step->retrieved.size() + (r.last - r.first) + 1);
+                char digits[24];
+                for (std::uint64_t n = r.first;; ++n) {
+                    const auto end = std::to_chars(std::begin(digits), std::end(digits), n).ptr;
+                    std::string& item = step->retrieved.emplace_back();
+                    item.reserve(r.stem.size() + static_cast<std::size_t>(end - digits));
+                    item.append(r.stem).append(digits, end);
+                    if (n == r.last) break;
+                }
             });
         if (!read) return false;
     }

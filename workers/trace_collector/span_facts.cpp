@@ -36,6 +36,8 @@ constexpr std::array<std::pair<std::string_view, SpanFact>, 18> kPredicates{{
 }};
 
 constexpr char kRangeCode = 'R';
+// More items than an event's triples could name: not a record the writer wrote.
+constexpr std::uint64_t kMaxRangeItems = 1'000'000;
 
 bool is_code(char c) noexcept {
     if (c == kRangeCode) return true;
@@ -260,7 +262,8 @@ const std::string& SpanFactWriter::finish() {
 }
 
 bool each_span_fact(std::string_view record, std::string_view session, std::string_view explain_id,
-                    const std::function<void(const SpanFactTriple&)>& each) {
+                    const std::function<void(const SpanFactTriple&)>& each,
+                    const std::function<void(const RetrievedRange&)>& range) {
     const std::string_view prefix = prefix_of(session);
     std::string field;
     std::string subject;
@@ -294,8 +297,12 @@ bool each_span_fact(std::string_view record, std::string_view session, std::stri
         const std::string_view b = line.substr(tab + 1);
         if (std::from_chars(a.data(), a.data() + a.size(), first).ptr != a.data() + a.size() ||
             std::from_chars(b.data(), b.data() + b.size(), last).ptr != b.data() + b.size() ||
-            a.empty() || b.empty() || last < first)
+            a.empty() || b.empty() || last < first || last - first >= kMaxRangeItems)
             return false;
+        if (range) {
+            range(RetrievedRange{subject, object, first, last});
+            continue;
+        }
         for (std::uint64_t n = first;; ++n) {
             item = object;
             item += std::to_string(n);

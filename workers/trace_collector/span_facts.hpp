@@ -99,10 +99,20 @@ private:
     bool range_open_ = false;
 };
 
+// A run of retrieved items of subject `s`: stem+first … stem+last, in order.
+struct RetrievedRange {
+    std::string_view s;
+    std::string_view stem;
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+};
+
 // Calls `each` for every fact of `record` (an event of `session` with step `explain_id`) in
-// order, a range as its items; false when the record is not one SpanFactWriter writes (then the
-// caller reads the run's triples instead).
+// order, a range as its items, unless `range` is given: then a range is one call of it (the
+// exporter appends 500 explored edges at once). False when the record is not one
+// SpanFactWriter writes (then the caller reads the run's triples instead).
 bool each_span_fact(std::string_view record, std::string_view session, std::string_view explain_id,
-                    const std::function<void(const SpanFactTriple&)>& each);
+                    const std::function<void(const SpanFactTriple&)>& each,
+                    const std::function<void(const RetrievedRange&)>& range = {});
 
 }  // namespace glassbox::trace::detail

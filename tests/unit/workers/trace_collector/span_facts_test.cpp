@@ -141,6 +141,7 @@ TEST(SpanFacts, RecordsNotWrittenSoAreRefused) {
     EXPECT_TRUE(refused("d.\t\"a\\qb\n"));       // unknown escape
     EXPECT_TRUE(refused("R.\t~edge/\t5\t2\n"));  // last before first
     EXPECT_TRUE(refused("R.\t~edge/\tx\t2\n"));
+    EXPECT_TRUE(refused("R.\t~edge/\t0\t99999999999\n"));  // more than any event names
     EXPECT_TRUE(refused("d.\t\"5\textra\n"));
     EXPECT_FALSE(refused("d.\t\"5\nR.\t~edge/\t0\t2\n"));
 }
