@@ -71,6 +71,83 @@ struct RunRow {
     std::string conversation;
 };
 
+// A step's retrieved items, in order, as the span facts hold them: a run of numbered items
+// stem+first … stem+last is kept as that run (a graph traversal's 500 explored edges are one), so
+// the retrieval span's documents are written straight from it, with no string per item.
+class RetrievedItems {
+public:
+    void add(std::string_view iri) { pieces_.push_back(Piece{std::string(iri), 0, 0, false}); }
+    void add_range(std::string_view stem, std::uint64_t first, std::uint64_t last) {
+        pieces_.push_back(Piece{std::string(stem), first, last, true});
+    }
+    bool empty() const noexcept { return pieces_.empty(); }
+    std::size_t size() const noexcept {
+        std::size_t n = 0;
+        for (const auto& piece : pieces_) n += piece.numbered ? piece.last - piece.first + 1 : 1;
+        return n;
+    }
+    // Calls `each` with every item's IRI, in order (a view valid during the call).
+    template <class Each>
+    void for_each(Each&& each) const {
+        std::string scratch;
+        char digits[24];
+        for (const auto& piece : pieces_) {
+            if (!piece.numbered) {
+                each(std::string_view(piece.stem));
+                continue;
+            }
+            for (std::uint64_t n = piece.first;; ++n) {
+                const auto end = std::to_chars(std::begin(digits), std::end(digits), n).ptr;
+                scratch.assign(piece.stem).append(digits, end);
+                each(std::string_view(scratch));
+                if (n == piece.last) break;
+            }
+        }
+    }
+    // The items as JSON strings, comma-separated, each wrapped as {"id":…} (no scores): a run's
+    // stem is escaped once.
+    void append_ids_json(std::string& out) const {
+        std::string stem;
+        char digits[24];
+        bool first_item = true;
+        for (const auto& piece : pieces_) {
+            stem.clear();
+            schema::append_json_string(stem, piece.stem);
+            stem.pop_back();  // the closing quote: the number goes inside the string
+            const std::uint64_t last = piece.numbered ? piece.last : piece.first;
+            for (std::uint64_t n = piece.first;; ++n) {
+                if (!first_item) out += ',';
+                first_item = false;
+                out += "{\"id\":";
+                out += stem;
+                if (piece.numbered) {
+                    const auto end = std::to_chars(std::begin(digits), std::end(digits), n).ptr;
+                    out.append(digits, end);
+                }
+                out += "\"}";
+                if (n == last) break;
+            }
+        }
+    }
+    std::size_t text_bytes() const noexcept {
+        std::size_t bytes = 0;
+        for (const auto& piece : pieces_) {
+            const std::size_t items = piece.numbered ? piece.last - piece.first + 1 : 1;
+            bytes += items * (piece.stem.size() + (piece.numbered ? 20 : 0));
+        }
+        return bytes;
+    }
+
+private:
+    struct Piece {
+        std::string stem;  // the IRI itself when not numbered
+        std::uint64_t first = 0;
+        std::uint64_t last = 0;
+        bool numbered = false;
+    };
+    std::vector<Piece> pieces_;
+};
+
 // What the spans need of one step (a stored event's explain_id other than the run's).
 struct StepFacts {
     std::string iri;
@@ -84,7 +161,7 @@ struct StepFacts {
     std::string tool;                    // gb:action
     std::string tool_status;             // gb:toolStatus (an Observation)
     std::vector<std::string> derived;    // prov:wasDerivedFrom objects (an Observation's analysis)
-    std::vector<std::string> retrieved;  // gb:exploredEdge / gb:retrievedChunk, in order
+    RetrievedItems retrieved;            // gb:exploredEdge / gb:retrievedChunk, in order
     // The embeddings call it made (gb:embedding*): a span when its start is known.
     std::string embedding_model;
     std::optional<std::int64_t> embedding_inputs;
@@ -197,7 +274,7 @@ void learn_step(StepFacts& step, SpanFact fact, const TripleParts& t) {
             if (t.o_is_iri) step.derived.emplace_back(t.o);
             return;
         case SpanFact::kRetrieved:
-            if (t.o_is_iri) step.retrieved.emplace_back(t.o);
+            if (t.o_is_iri) step.retrieved.add(t.o);
             return;
         default:
             return;
@@ -420,16 +497,8 @@ bool replay_span_facts(const std::vector<EventFacts>& events, RunFacts& run) {
             },
             [&](const detail::RetrievedRange& r) {
                 // As learn() of each item: a step's retrieved IRIs, in order.
-                StepFacts* step = find_step(run, r.s);
-                if (step == nullptr) return;
-                step->retrieved.reserve(step->retrieved.size() + (r.last - r.first) + 1);
-                char digits[24];
-                for (std::uint64_t n = r.first;; ++n) {
-                    const auto end = std::to_chars(std::begin(digits), std::end(digits), n).ptr;
-                    std::string& item = step->retrieved.emplace_back();
-                    item.reserve(r.stem.size() + static_cast<std::size_t>(end - digits));
-                    item.append(r.stem).append(digits, end);
-                    if (n == r.last) break;
+                if (StepFacts* step = find_step(run, r.s)) {
+                    step->retrieved.add_range(r.stem, r.first, r.last);
                 }
             });
         if (!read) return false;
@@ -526,7 +595,7 @@ std::string lower(std::string_view text) {
 struct SpanContext {
     std::string trace_id;
     std::string trace_iri;    // the top-level run's session URI
-    RunFacts* run = nullptr;  // its steps' retrieved ids are moved into their spans
+    const RunFacts* run = nullptr;
     std::string run_span_id;
 };
 
@@ -564,56 +633,49 @@ void add_model(Span& span, const StepFacts& step) {
 }
 
 // gen_ai.retrieval.documents: [{"id": ..., "score": ...}] as JSON text (the convention allows a
-// JSON string where an attribute cannot be structured).
-std::string documents_json(const std::vector<std::string>& ids,
+// JSON string where an attribute cannot be structured, and not every receiver takes an array
+// of maps). A score only where the item has one: a traversal's edges have none.
+std::string documents_json(const RetrievedItems& items,
                            const std::unordered_map<std::string, double>& scores) {
-    std::size_t bytes = 2;
-    for (const auto& id : ids) bytes += id.size() + 12;
     std::string out;
-    out.reserve(bytes);
+    out.reserve(items.text_bytes() + 12 * items.size() + 2);
     out += '[';
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (i > 0) out += ',';
-        out += "{\"id\":";
-        schema::append_json_string(out, ids[i]);
-        if (scores.empty()) {
+    if (scores.empty()) {
+        items.append_ids_json(out);
+    } else {
+        bool first = true;
+        std::string key;
+        items.for_each([&](std::string_view id) {
+            if (!first) out += ',';
+            first = false;
+            out += "{\"id\":";
+            schema::append_json_string(out, id);
+            key.assign(id);
+            if (const auto score = scores.find(key); score != scores.end()) {
+                out += ",\"score\":";
+                schema::append_json_number(out, score->second);
+            }
             out += '}';
-            continue;
-        }
-        if (const auto score = scores.find(ids[i]); score != scores.end()) {
-            out += ",\"score\":";
-            schema::append_json_number(out, score->second);
-        }
-        out += '}';
+        });
     }
     out += ']';
     return out;
 }
 
-// The retrieval attributes of `step`, its retrieved ids moved into them (the span is made once).
-void make_retrieval(Span& span, const SpanContext& c, StepFacts& step) {
+// The retrieval attributes of `step`. The retrieved ids and their scores are sent once, in the
+// convention's gen_ai.retrieval.documents; glassbox.retrieval.count says how many there are
+// (a receiver that truncates long attributes keeps it).
+void make_retrieval(Span& span, const SpanContext& c, const StepFacts& step) {
     const std::string& collection = c.run->row.collection;
     span.name = collection.empty() ? "retrieval" : "retrieval " + collection;
     add(span, otel::kOperationName, "retrieval");
     if (!collection.empty()) add(span, "gen_ai.data_source.id", collection);
-    const auto& run_scores = c.run->scores;
-    std::vector<double> scores;
-    for (const auto& id : step.retrieved) {
-        if (run_scores.empty()) break;
-        const auto found = run_scores.find(id);
-        if (found == run_scores.end()) break;
-        scores.push_back(found->second);
-    }
-    // Scores only when every retrieved item has one (a traversal's edges have none).
-    const bool scored = !step.retrieved.empty() && scores.size() == step.retrieved.size();
-    std::string documents = documents_json(step.retrieved, run_scores);
-    add(span, "glassbox.retrieval.ids", std::move(step.retrieved));
-    if (scored) add(span, "glassbox.retrieval.scores", std::move(scores));
-    add(span, "gen_ai.retrieval.documents", std::move(documents));
+    add(span, "glassbox.retrieval.count", static_cast<std::int64_t>(step.retrieved.size()));
+    add(span, "gen_ai.retrieval.documents", documents_json(step.retrieved, c.run->scores));
     add_model(span, step);
 }
 
-Span step_span(const SpanContext& c, StepFacts& step) {
+Span step_span(const SpanContext& c, const StepFacts& step) {
     Span span = base_span(c, step.iri, step.type);
     const std::int64_t end = step.generated_ms.value_or(c.run->row.ended.value_or(0));
     span.end_ns = nanos(end);
@@ -723,7 +785,7 @@ void run_spans(const SpanContext& c, const std::string& parent_span_id, std::vec
                std::unordered_map<std::string, std::string>& owners) {
     out.push_back(run_span(c, parent_span_id));
     for (std::size_t i = 0; i < c.run->steps.size(); ++i) {
-        StepFacts& step = c.run->steps[i];
+        const StepFacts& step = c.run->steps[i];
         out.push_back(step_span(c, step));
         owners[step.iri] = out.back().span_id;
         if (step.embedding_started_ms) out.push_back(embeddings_span(c, step, owners[step.iri]));

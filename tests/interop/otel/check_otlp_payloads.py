@@ -164,6 +164,31 @@ def step_facts(run, step):
     return facts
 
 
+def expected_documents(run, retrieved):
+    """gen_ai.retrieval.documents as the run's triples imply it: each retrieved id, in order, with
+    its gb:score where it has one."""
+    documents = []
+    for item in retrieved:
+        document = {"id": item}
+        for p, o in triples_about(run, item):
+            if p == GB + "score":
+                document["score"] = float(o.get("v"))
+                break
+        documents.append(document)
+    return documents
+
+
+def retrieval_documents(attrs):
+    """The decoded gen_ai.retrieval.documents (JSON text), or None."""
+    value = attrs.get("gen_ai.retrieval.documents")
+    if not value or "string" not in value:
+        return None
+    try:
+        return json.loads(value["string"])
+    except ValueError:
+        return None
+
+
 def check_embeddings(step, call, step_span, top, by_id, problems, where):
     """The span of the embeddings call `step` records: every field and attribute as its triples
     imply."""
@@ -214,10 +239,10 @@ def check_step(run, step, by_id, run_span, top, expected_ids, problems, where):
     if GB + "Exploration" in facts["types"]:
         checks += [(span["name"].startswith("retrieval"), "an Exploration is not a retrieval span"),
                    (attrs.get("gen_ai.operation.name") == {"string": "retrieval"}, "operation"),
-                   (attrs.get("glassbox.retrieval.ids") == {"strings": facts["retrieved"]}, "retrieved ids")]
-        scores = attrs.get("glassbox.retrieval.scores")
-        if scores is not None:
-            checks.append((len(scores["doubles"]) == len(facts["retrieved"]), "one score per id"))
+                   (attrs.get("glassbox.retrieval.count") == {"int": str(len(facts["retrieved"]))},
+                    "retrieved count"),
+                   (retrieval_documents(attrs) == expected_documents(run, facts["retrieved"]),
+                    "retrieved ids and scores")]
     elif facts["model"] and (facts["in"] or facts["out"]):
         checks += [(span["name"] == "chat " + facts["model"], "not chat <model>"),
                    (attrs.get("gen_ai.request.model") == {"string": facts["model"]}, "request model"),
