@@ -24,7 +24,10 @@
 // itself), read when the processes are quiet before the timed questions and again once the
 // trace collector has stored every trace of them (the processes quiet, then the `trace`
 // service's stats count every session, none running, nothing pending): the collector's CPU
-// includes storing. Reported per process: ms CPU per question; throughput (questions / wall
+// includes storing. The stats calls the bench makes while it waits are its own probing, not the
+// pipeline's work: each is read as every process's CPU just before and just after it, and those
+// in the window come off (a stats answer on a store of a few thousand runs is ~10 ms of the
+// collector's CPU, and a settle that waits longer calls more). Reported per process: ms CPU per question; throughput (questions / wall
 // time from the first send to the last FINAL); p50/p99 latency (send to FINAL); bytes stored per
 // trace: growth of the trace store's live pages ((page_count − freelist_count) × page_size, read
 // with SQLite: WAL contents included, the WAL file's reused space not) over the traces stored;
@@ -725,6 +728,12 @@ struct Snapshot {
     double file_bytes = 0;  // traces.db + WAL
     bool settled = false;   // every expected session stored, none running, nothing pending
     int stats_calls = 0;
+    // The CPU of the bench's own stats calls (each read as the processes' CPU just before and
+    // just after it): of those this settle made before its last read, and of the one after it.
+    // They are the bench's probing, not the pipeline's work, and come off the figures between
+    // two snapshots (cpu_between): with export on, a settle waits longer and so calls more.
+    std::map<std::string, double> stats_cpu_ms;
+    std::map<std::string, double> last_stats_cpu_ms;
     double wait_s = 0;
     std::optional<ThreadCpu> exporter;  // the collector's exporter thread, read with cpu_ms
     json otel = json::object();         // the `otel` object of the last stats answer
@@ -768,6 +777,12 @@ Snapshot settle(Pipeline& pipeline, std::int64_t sessions, std::int64_t toleranc
         s.exporter = pipeline.exporter_cpu();
         const json stats = pipeline.call("trace", json{{"op", "stats"}});
         ++s.stats_calls;
+        for (auto& [name, ms] : s.stats_cpu_ms) ms += s.last_stats_cpu_ms[name];
+        s.last_stats_cpu_ms.clear();
+        for (const auto& [name, ms] : pipeline.cpu_ms()) {
+            s.last_stats_cpu_ms[name] = ms - s.cpu_ms[name];
+            s.stats_cpu_ms.try_emplace(name, 0.0);
+        }
         s.sessions = stats.value("sessions", std::int64_t{0});
         s.running = stats.value("by_status", json::object()).value("running", std::int64_t{0});
         s.file_bytes = stats.value("db_bytes", 0.0);
@@ -784,6 +799,21 @@ Snapshot settle(Pipeline& pipeline, std::int64_t sessions, std::int64_t toleranc
     }
     s.live_bytes = trace_store_live_bytes(pipeline.home()).value_or(0.0);
     return s;
+}
+
+// Each process's CPU from snapshot `before` to `after`, less the bench's stats calls between
+// them (the one `before` made after its last read, those `after` made before its own).
+std::map<std::string, double> cpu_between(const Snapshot& before, const Snapshot& after) {
+    std::map<std::string, double> out;
+    for (const auto& [name, ms] : after.cpu_ms) {
+        const auto spent = [&name](const std::map<std::string, double>& calls) {
+            const auto found = calls.find(name);
+            return found == calls.end() ? 0.0 : found->second;
+        };
+        out[name] = ms - before.cpu_ms.at(name) - spent(before.last_stats_cpu_ms) -
+                    spent(after.stats_cpu_ms);
+    }
+    return out;
 }
 
 // ---- the clients -----------------------------------------------------------------------------
@@ -897,7 +927,7 @@ ConfigFigures measure_config(Pipeline& pipeline, const RunConfig& config, const 
     f.run = run_clients(clients, questions, config.clients, o.queries, o.streaming);
     traces += static_cast<std::int64_t>(o.queries);
     f.after = settle(pipeline, traces, static_cast<std::int64_t>(f.run.errors + warm.errors), otel);
-    for (const auto& [name, ms] : f.after.cpu_ms) f.cpu_ms[name] = ms - f.before.cpu_ms[name];
+    f.cpu_ms = cpu_between(f.before, f.after);
     std::cerr << "bench_cost: " << config.id << " (" << config.describe()
               << "): " << fmt(static_cast<double>(o.queries) / f.run.wall_s, 1)
               << " questions/s, p50 " << fmt(percentile(f.run.latency_ms, 0.5), 1) << " ms, "

@@ -6,6 +6,7 @@
 // and resource/v1/resource.proto (Resource).
 #include "workers/trace_collector/otlp_encode.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -30,15 +31,24 @@ int hex_digit(char c) noexcept {
     return -1;
 }
 
-// The bytes `hex` spells when it is `size` bytes of hex digits; nullopt otherwise.
-std::optional<std::string> hex_bytes(std::string_view hex, std::size_t size) {
-    if (hex.size() != 2 * size) return std::nullopt;
-    std::string out(size, '\0');
+// An id's bytes: a trace id's 16 or a span id's 8, decoded on the stack (a std::string of 16
+// bytes would be a heap allocation per span).
+struct IdBytes {
+    std::array<char, 16> bytes{};
+    std::size_t size = 0;
+    std::string_view view() const noexcept { return {bytes.data(), size}; }
+};
+
+// The bytes `hex` spells when it is `size` (at most 16) bytes of hex digits; nullopt otherwise.
+std::optional<IdBytes> hex_bytes(std::string_view hex, std::size_t size) {
+    if (size > 16 || hex.size() != 2 * size) return std::nullopt;
+    IdBytes out;
+    out.size = size;
     for (std::size_t i = 0; i < size; ++i) {
         const int hi = hex_digit(hex[2 * i]);
         const int lo = hex_digit(hex[2 * i + 1]);
         if (hi < 0 || lo < 0) return std::nullopt;
-        out[i] = static_cast<char>((hi << 4) | lo);
+        out.bytes[i] = static_cast<char>((hi << 4) | lo);
     }
     return out;
 }
@@ -198,9 +208,9 @@ void put_attribute(std::string& out, unsigned field, const Attribute& attribute)
 // status 15 (Status: message 2, code 3).
 std::string span_message(const Span& span) {
     std::string out;
-    if (auto id = hex_bytes(span.trace_id, 16)) put_bytes(out, 1, *id);
-    if (auto id = hex_bytes(span.span_id, 8)) put_bytes(out, 2, *id);
-    if (auto id = hex_bytes(span.parent_span_id, 8)) put_bytes(out, 4, *id);
+    if (auto id = hex_bytes(span.trace_id, 16)) put_bytes(out, 1, id->view());
+    if (auto id = hex_bytes(span.span_id, 8)) put_bytes(out, 2, id->view());
+    if (auto id = hex_bytes(span.parent_span_id, 8)) put_bytes(out, 4, id->view());
     if (!span.name.empty()) put_string(out, 5, span.name);
     if (span.kind != SpanKind::kUnspecified)
         put_varint_field(out, 6, static_cast<std::uint64_t>(span.kind));
