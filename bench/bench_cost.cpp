@@ -27,12 +27,13 @@
 // includes storing. The stats calls the bench makes while it waits are its own probing, not the
 // pipeline's work: each is read as every process's CPU just before and just after it, and those
 // in the window come off (a stats answer on a store of a few thousand runs is ~10 ms of the
-// collector's CPU, and a settle that waits longer calls more). Reported per process: ms CPU per question; throughput (questions / wall
-// time from the first send to the last FINAL); p50/p99 latency (send to FINAL); bytes stored per
-// trace: growth of the trace store's live pages ((page_count − freelist_count) × page_size, read
-// with SQLite: WAL contents included, the WAL file's reused space not) over the traces stored;
-// the trace files' growth (traces.db + WAL, as `trace` stats report it) and the explain bytes a
-// client received per question beside it (0 under explain=none; e's is what the stream costs).
+// collector's CPU, and a settle that waits longer calls more). Reported per process: ms CPU per
+// question; throughput (questions / wall time from the first send to the last FINAL); p50/p99
+// latency (send to FINAL); bytes stored per trace: growth of the trace store's live pages
+// ((page_count − freelist_count) × page_size, read with SQLite: WAL contents included, the WAL
+// file's reused space not) over the traces stored; the trace files' growth (traces.db + WAL, as
+// `trace` stats report it) and the explain bytes a client received per question beside it (0 under
+// explain=none; e's is what the stream costs).
 //
 // Baselines, same run, same pipeline:
 //   direct handler  rag::handle_graph_rag called in this process, one question at a time, on a
@@ -804,14 +805,14 @@ Snapshot settle(Pipeline& pipeline, std::int64_t sessions, std::int64_t toleranc
 // Each process's CPU from snapshot `before` to `after`, less the bench's stats calls between
 // them (the one `before` made after its last read, those `after` made before its own).
 std::map<std::string, double> cpu_between(const Snapshot& before, const Snapshot& after) {
+    const auto spent = [](const std::map<std::string, double>& calls, const std::string& name) {
+        const auto found = calls.find(name);
+        return found == calls.end() ? 0.0 : found->second;
+    };
     std::map<std::string, double> out;
     for (const auto& [name, ms] : after.cpu_ms) {
-        const auto spent = [&name](const std::map<std::string, double>& calls) {
-            const auto found = calls.find(name);
-            return found == calls.end() ? 0.0 : found->second;
-        };
-        out[name] = ms - before.cpu_ms.at(name) - spent(before.last_stats_cpu_ms) -
-                    spent(after.stats_cpu_ms);
+        out[name] = ms - before.cpu_ms.at(name) - spent(before.last_stats_cpu_ms, name) -
+                    spent(after.stats_cpu_ms, name);
     }
     return out;
 }

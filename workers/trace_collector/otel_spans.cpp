@@ -158,10 +158,10 @@ struct StepFacts {
     std::optional<std::int64_t> input_tokens;
     std::optional<std::int64_t> output_tokens;
     std::string model;
-    std::string tool;                    // gb:action
-    std::string tool_status;             // gb:toolStatus (an Observation)
-    std::vector<std::string> derived;    // prov:wasDerivedFrom objects (an Observation's analysis)
-    RetrievedItems retrieved;            // gb:exploredEdge / gb:retrievedChunk, in order
+    std::string tool;                  // gb:action
+    std::string tool_status;           // gb:toolStatus (an Observation)
+    std::vector<std::string> derived;  // prov:wasDerivedFrom objects (an Observation's analysis)
+    RetrievedItems retrieved;          // gb:exploredEdge / gb:retrievedChunk, in order
     // The embeddings call it made (gb:embedding*): a span when its start is known.
     std::string embedding_model;
     std::optional<std::int64_t> embedding_inputs;
@@ -594,7 +594,7 @@ std::string lower(std::string_view text) {
 // What every span of one run shares.
 struct SpanContext {
     std::string trace_id;
-    std::string trace_iri;    // the top-level run's session URI
+    std::string trace_iri;  // the top-level run's session URI
     const RunFacts* run = nullptr;
     std::string run_span_id;
 };
