@@ -73,14 +73,14 @@ struct RunRow {
 
 // A step's retrieved items, in order, as the span facts hold them: a run of numbered items
 // stem+first … stem+last is kept as that run (a graph traversal's 500 explored edges are one), so
-// the retrieval span's documents are written straight from it, with no string per item.
+// the retrieval span's documents are written from it through one reused buffer, not a string
+// per item.
 class RetrievedItems {
 public:
     void add(std::string_view iri) { pieces_.push_back(Piece{std::string(iri), 0, 0, false}); }
     void add_range(std::string_view stem, std::uint64_t first, std::uint64_t last) {
         pieces_.push_back(Piece{std::string(stem), first, last, true});
     }
-    bool empty() const noexcept { return pieces_.empty(); }
     std::size_t size() const noexcept {
         std::size_t n = 0;
         for (const auto& piece : pieces_) n += piece.numbered ? piece.last - piece.first + 1 : 1;
@@ -103,39 +103,6 @@ public:
                 if (n == piece.last) break;
             }
         }
-    }
-    // The items as JSON strings, comma-separated, each wrapped as {"id":…} (no scores): a run's
-    // stem is escaped once.
-    void append_ids_json(std::string& out) const {
-        std::string stem;
-        char digits[24];
-        bool first_item = true;
-        for (const auto& piece : pieces_) {
-            stem.clear();
-            schema::append_json_string(stem, piece.stem);
-            stem.pop_back();  // the closing quote: the number goes inside the string
-            const std::uint64_t last = piece.numbered ? piece.last : piece.first;
-            for (std::uint64_t n = piece.first;; ++n) {
-                if (!first_item) out += ',';
-                first_item = false;
-                out += "{\"id\":";
-                out += stem;
-                if (piece.numbered) {
-                    const auto end = std::to_chars(std::begin(digits), std::end(digits), n).ptr;
-                    out.append(digits, end);
-                }
-                out += "\"}";
-                if (n == last) break;
-            }
-        }
-    }
-    std::size_t text_bytes() const noexcept {
-        std::size_t bytes = 0;
-        for (const auto& piece : pieces_) {
-            const std::size_t items = piece.numbered ? piece.last - piece.first + 1 : 1;
-            bytes += items * (piece.stem.size() + (piece.numbered ? 20 : 0));
-        }
-        return bytes;
     }
 
 private:
@@ -638,26 +605,24 @@ void add_model(Span& span, const StepFacts& step) {
 std::string documents_json(const RetrievedItems& items,
                            const std::unordered_map<std::string, double>& scores) {
     std::string out;
-    out.reserve(items.text_bytes() + 12 * items.size() + 2);
+    out.reserve(items.size() * 80 + 2);
     out += '[';
-    if (scores.empty()) {
-        items.append_ids_json(out);
-    } else {
-        bool first = true;
-        std::string key;
-        items.for_each([&](std::string_view id) {
-            if (!first) out += ',';
-            first = false;
-            out += "{\"id\":";
-            schema::append_json_string(out, id);
+    bool first = true;
+    std::string key;
+    items.for_each([&](std::string_view id) {
+        if (!first) out += ',';
+        first = false;
+        out += "{\"id\":";
+        schema::append_json_string(out, id);
+        if (!scores.empty()) {
             key.assign(id);
             if (const auto score = scores.find(key); score != scores.end()) {
                 out += ",\"score\":";
                 schema::append_json_number(out, score->second);
             }
-            out += '}';
-        });
-    }
+        }
+        out += '}';
+    });
     out += ']';
     return out;
 }
