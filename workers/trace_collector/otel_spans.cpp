@@ -73,45 +73,29 @@ struct RunRow {
 
 // A step's retrieved items, in order, as the span facts hold them: a run of numbered items
 // stem+first … stem+last is kept as that run (a graph traversal's 500 explored edges are one), so
-// the retrieval span's documents are written from it through one reused buffer, not a string
+// the retrieval span's documents are written from it with each stem escaped once and no string
 // per item.
 class RetrievedItems {
 public:
-    void add(std::string_view iri) { pieces_.push_back(Piece{std::string(iri), 0, 0, false}); }
-    void add_range(std::string_view stem, std::uint64_t first, std::uint64_t last) {
-        pieces_.push_back(Piece{std::string(stem), first, last, true});
-    }
-    std::size_t size() const noexcept {
-        std::size_t n = 0;
-        for (const auto& piece : pieces_) n += piece.numbered ? piece.last - piece.first + 1 : 1;
-        return n;
-    }
-    // Calls `each` with every item's IRI, in order (a view valid during the call).
-    template <class Each>
-    void for_each(Each&& each) const {
-        std::string scratch;
-        char digits[24];
-        for (const auto& piece : pieces_) {
-            if (!piece.numbered) {
-                each(std::string_view(piece.stem));
-                continue;
-            }
-            for (std::uint64_t n = piece.first;; ++n) {
-                const auto end = std::to_chars(std::begin(digits), std::end(digits), n).ptr;
-                scratch.assign(piece.stem).append(digits, end);
-                each(std::string_view(scratch));
-                if (n == piece.last) break;
-            }
-        }
-    }
-
-private:
     struct Piece {
         std::string stem;  // the IRI itself when not numbered
         std::uint64_t first = 0;
         std::uint64_t last = 0;
         bool numbered = false;
+        std::size_t size() const noexcept { return numbered ? last - first + 1 : 1; }
     };
+    void add(std::string_view iri) { pieces_.push_back(Piece{std::string(iri), 0, 0, false}); }
+    void add_range(std::string_view stem, std::uint64_t first, std::uint64_t last) {
+        pieces_.push_back(Piece{std::string(stem), first, last, true});
+    }
+    const std::vector<Piece>& pieces() const noexcept { return pieces_; }
+    std::size_t size() const noexcept {
+        std::size_t n = 0;
+        for (const auto& piece : pieces_) n += piece.size();
+        return n;
+    }
+
+private:
     std::vector<Piece> pieces_;
 };
 
@@ -607,22 +591,31 @@ std::string documents_json(const RetrievedItems& items,
     std::string out;
     out.reserve(items.size() * 80 + 2);
     out += '[';
-    bool first = true;
-    std::string key;
-    items.for_each([&](std::string_view id) {
-        if (!first) out += ',';
-        first = false;
-        out += "{\"id\":";
-        schema::append_json_string(out, id);
-        if (!scores.empty()) {
-            key.assign(id);
-            if (const auto score = scores.find(key); score != scores.end()) {
-                out += ",\"score\":";
-                schema::append_json_number(out, score->second);
+    std::string stem;  // a piece's stem as JSON, without its closing quote
+    std::string id;    // an item's IRI, to look its score up
+    char digits[24];
+    for (const auto& piece : items.pieces()) {
+        stem.clear();
+        schema::append_json_string(stem, piece.stem);
+        stem.pop_back();  // a numbered item's digits go inside the string
+        for (std::uint64_t n = piece.first, i = 0; i < piece.size(); ++n, ++i) {
+            std::string_view number;
+            if (piece.numbered) {
+                const char* end = std::to_chars(std::begin(digits), std::end(digits), n).ptr;
+                number = std::string_view(digits, static_cast<std::size_t>(end - digits));
             }
+            if (out.size() > 1) out += ',';
+            out.append("{\"id\":").append(stem).append(number).append("\"");
+            if (!scores.empty()) {
+                id.assign(piece.stem).append(number);
+                if (const auto score = scores.find(id); score != scores.end()) {
+                    out += ",\"score\":";
+                    schema::append_json_number(out, score->second);
+                }
+            }
+            out += '}';
         }
-        out += '}';
-    });
+    }
     out += ']';
     return out;
 }
