@@ -30,8 +30,7 @@ constexpr auto kSettlePoll = std::chrono::milliseconds(5);
 constexpr auto kInFlight = std::chrono::milliseconds(10);
 constexpr std::string_view kOps =
     "list, show, export, stats, turns, conversations, forget, prune, pin, unpin, evaluate, "
-    "compare, "
-    "mirror";
+    "compare, mirror, eval_record, eval_list, eval_show, eval_chart";
 
 base::Error invalid(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
@@ -525,7 +524,7 @@ bool is_write_request(const json& body) {
     if (op == body.end() || !op->is_string()) return false;
     const auto& name = op->get_ref<const std::string&>();
     return name == "forget" || name == "prune" || name == "pin" || name == "unpin" ||
-           name == "evaluate" || name == "mirror";
+           name == "evaluate" || name == "mirror" || name == "eval_record";
 }
 
 Result<json> answer_trace_request(TraceStore& store, const json& body,
@@ -550,6 +549,7 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "evaluate") return evaluate(store, body);
     if (name == "compare") return compare(store, body);
     if (name == "mirror") return queue_mirror_all(store, body);
+    if (is_eval_op(name)) return answer_eval_request(store, body, name);
     return invalid("unknown op \"" + name + "\": one of " + std::string(kOps));
 }
 

@@ -18,6 +18,7 @@
 #include "schema/messages.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/prices.hpp"
+#include "workers/trace_collector/eval_runs.hpp"
 #include "workers/trace_collector/otel_spans.hpp"
 
 namespace glassbox::trace {
@@ -316,6 +317,17 @@ public:
     base::Result<nlohmann::json> evaluate(std::string_view id,
                                           const schema::TraceEvaluation& evaluation,
                                           WallClock::time_point now = WallClock::now());
+    // Evaluation runs (docs/evaluation.md, "Evaluation runs"; eval_runs.cpp). record_eval_run
+    // stores `run` (checked by the caller) at `now`, replacing a run of the same name, and drops
+    // the oldest beyond kMaxEvalRuns; answers {"run": <its summary row>, "replaced": bool}.
+    base::Result<nlohmann::json> record_eval_run(const EvalRunRecord& run,
+                                                 WallClock::time_point now = WallClock::now());
+    // The runs newest recorded first: {"runs": [summary rows], "total": N}.
+    base::Result<nlohmann::json> eval_runs(std::int64_t limit, std::int64_t offset);
+    // One run with its rows: {"run": {..., "rows": [...]}}. Unknown name: NotFound.
+    base::Result<nlohmann::json> eval_run(std::string_view name);
+    // One of a run's charts (SVG). Unknown name: NotFound.
+    base::Result<std::string> eval_chart(std::string_view name, EvalChart chart);
     // The bytes the store's rows take: SQLite's pages in use ((page_count - freelist_count) *
     // page_size: the file only shrinks after a vacuum); PostgreSQL's rows as stored (blobs,
     // texts, turns and payloads with a per-row allowance: its files do not shrink after DELETE).

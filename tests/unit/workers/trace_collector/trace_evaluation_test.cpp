@@ -195,7 +195,7 @@ TEST_P(EvaluationTest, AVersion6StoreIsMigratedOnOpen) {
     store_ = reopen(OpenMode::kReadWrite);
     ASSERT_TRUE(store_);
     // 6 → 7 (evaluations), then on to the current version (9: issue 36's usage index, mirror).
-    EXPECT_EQ(count("SELECT COUNT(*) FROM meta WHERE key = 'schema' AND value = '10'"), 1);
+    EXPECT_EQ(count("SELECT COUNT(*) FROM meta WHERE key = 'schema' AND value = '11'"), 1);
     ASSERT_TRUE(store_->evaluate(run.session(), scored("after", true, 1.0), at(kNow)).ok());
     EXPECT_EQ(evaluated_list()["sessions"].size(), 1u);
 }

@@ -350,7 +350,7 @@ TEST_P(SqlitePruneTest, AVersion4StoreIsMigratedAndItsTextsKeptForItsEvents) {
     EXPECT_EQ(version->first([](const storage::Row& r) { return std::string(r.text(0)); })
                   .value()
                   .value(),
-              "10");  // 4 → … → 10 (issue 37)
+              "11");  // 4 → … → 11 (issue 35)
     EXPECT_EQ(prune(24 * kHour).traces, 1);
     EXPECT_EQ(stats()["texts"], 1);
     EXPECT_EQ(exported(new_twin), expected);

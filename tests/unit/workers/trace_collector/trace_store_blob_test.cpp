@@ -225,7 +225,7 @@ TEST_P(BlobStoreTest, ASchema3StoreIsMigratedWithEveryTriple) {
     auto db = raw();
     ASSERT_TRUE(db);
     EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'triples'"), 0);
-    EXPECT_EQ(count(*db, "SELECT value = '10' FROM meta WHERE key = 'schema'"), 1)
+    EXPECT_EQ(count(*db, "SELECT value = '11' FROM meta WHERE key = 'schema'"), 1)
         << "3 → 4 → 5 → 6 → 7 → 8 → 9 in one open";
     EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM sessions WHERE pinned <> 0"), 0);
     EXPECT_EQ(count(*db,
