@@ -2,7 +2,8 @@
 // and reports how the answers score against the set's accepted answers (Hits@1, exact match,
 // F1), how well their confidence is calibrated (ECE, accuracy at a coverage), and one row per
 // question; attaches each question's score to its run's trace as an evaluation; writes the
-// rows, the summary and two charts into a folder (docs/evaluation.md).
+// rows, the summary and two charts into a folder, and records the run with its charts in the
+// trace store, where the gateway and its viewer show it (docs/evaluation.md).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include "cli/settings.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/services.hpp"
+#include "workers/trace_collector/eval_runs.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -255,6 +257,52 @@ private:
     std::string first_error_;
 };
 
+// ---- the evaluation run's record (docs/evaluation.md, "Evaluation runs") ---------------------
+
+// When the run started and ended, and what it asked: what the record says besides its figures.
+struct RunTimes {
+    std::chrono::system_clock::time_point started;
+    std::chrono::system_clock::time_point finished;
+};
+
+json record_request(const EvalOptions& options, const EvalRun& run, const RunTimes& times,
+                    const std::vector<eval::EvalRow>& rows, const eval::EvalSummary& summary) {
+    json record_rows = json::array();
+    // The trace service takes trace::kMaxEvalRunRows rows; the summary counts every question.
+    for (const auto& row : rows) {
+        if (record_rows.size() == trace::kMaxEvalRunRows) break;
+        record_rows.push_back(eval::to_record_json(row));
+    }
+    std::error_code ec;
+    const fs::path set_path = fs::absolute(options.questions_path, ec);
+    json eval_run{
+        {"name", bounded(run.id, trace::kMaxEvalRunNameBytes)},
+        {"set", bounded(run.set, trace::kMaxEvalRunNameBytes)},
+        {"set_path", bounded(ec ? options.questions_path : set_path.string(),
+                             trace::kMaxEvalRunPathBytes)},
+        {"engine", options.engine},
+        {"collection", bounded(settings().text("client.collection"), trace::kMaxEvalRunNameBytes)},
+        {"started", base::format_xsd_datetime(times.started, base::TimePrecision::kMillis)},
+        {"finished", base::format_xsd_datetime(times.finished, base::TimePrecision::kMillis)},
+        {"summary", eval::to_json(summary)},
+        {"rows", std::move(record_rows)}};
+    return json{{"op", "eval_record"},
+                {"eval_run", std::move(eval_run)},
+                {"reliability_svg", eval::reliability_svg(summary)},
+                {"risk_coverage_svg", eval::risk_coverage_svg(summary)}};
+}
+
+// Records the run, its rows and its charts through the trace service's eval_record op, so that
+// a gateway on any host can show them (the local files are written as well).
+Result<void> record_run(bus::BusClient& bus, const EvalOptions& options, const json& request) {
+    auto replies = bus.call(schema::services::kTrace, request, options.client.timeout());
+    if (!replies) return std::move(replies).error();
+    if (replies->empty())
+        return make_error(ErrorType::kDecodeError, "the trace service said nothing");
+    if (auto error = body_error(replies->back().body)) return *error;
+    return {};
+}
+
 std::string percent(double share) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.1f %%", share * 100.0);
@@ -310,7 +358,7 @@ Result<json> write_report(const fs::path& folder, const std::vector<eval::EvalRo
 }
 
 void print_text(const std::vector<eval::EvalRow>& rows, const eval::EvalSummary& s,
-                const json& files) {
+                const json& files, const json& record) {
     using render::safe_text;
     for (const auto& row : rows) {
         const std::string verdict = !row.error.empty() ? "error"
@@ -346,6 +394,17 @@ void print_text(const std::vector<eval::EvalRow>& rows, const eval::EvalSummary&
     std::cout << "\nreport: "
               << safe_text(fs::path(files["rows"].get<std::string>()).parent_path().string(), false)
               << '\n';
+    if (record["name"].is_string()) {
+        std::cout << "evaluation run recorded as "
+                  << safe_text(record["name"].get<std::string>(), false)
+                  << " (the viewer's Evaluations, GET /api/v1/evals)\n";
+    } else {
+        std::cout << "evaluation run not recorded: "
+                  << safe_text(record["error"].is_string() ? record["error"].get<std::string>()
+                                                           : std::string("unknown"),
+                               false)
+                  << '\n';
+    }
 }
 
 void run_eval(const EvalOptions& options) {
@@ -355,8 +414,9 @@ void run_eval(const EvalOptions& options) {
     config.request_options.explain = bus::ExplainDelivery::kNone;
     bus::BusClient bus(config);
     const fs::path folder = output_folder(options);
-    EvaluationAttacher attacher(
-        bus, options, EvalRun{run_name(folder), fs::path(options.questions_path).stem().string()});
+    const EvalRun run{run_name(folder), fs::path(options.questions_path).stem().string()};
+    RunTimes times{std::chrono::system_clock::now(), {}};
+    EvaluationAttacher attacher(bus, options, run);
     std::vector<eval::EvalRow> rows;
     for (const auto& q : *questions) {
         const auto started = std::chrono::steady_clock::now();
@@ -376,16 +436,26 @@ void run_eval(const EvalOptions& options) {
     }
     auto files = write_report(folder, rows, summary);
     if (!files) exit_with_error(files.error());
+    times.finished = std::chrono::system_clock::now();
+    // The record is best effort, as the evaluations are: the report is written whatever happens.
+    json record{{"name", nullptr}, {"error", nullptr}};
+    if (auto recorded = record_run(bus, options, record_request(options, run, times, rows, summary));
+        recorded) {
+        record["name"] = bounded(run.id, trace::kMaxEvalRunNameBytes);
+    } else {
+        record["error"] = recorded.error().describe();
+    }
     if (options.client.json) {
         json rows_json = json::array();
         for (const auto& row : rows) rows_json.push_back(eval::to_json(row));
         std::cout << dump_json(json{{"summary", eval::to_json(summary)},
                                     {"rows", std::move(rows_json)},
-                                    {"files", *files}})
+                                    {"files", *files},
+                                    {"record", record}})
                   << '\n';
         return;
     }
-    print_text(rows, summary, *files);
+    print_text(rows, summary, *files, record);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <numeric>
 
+#include "base/utf8.hpp"
+
 namespace glassbox::cli::eval {
 namespace {
 
@@ -133,6 +135,32 @@ json to_json(const EvalRow& row) {
     out["evidence"] = row.evidence;
     if (row.list) out["named_share"] = row.named_share ? json(*row.named_share) : json(nullptr);
     if (!row.error.empty()) out["error"] = row.error;
+    return out;
+}
+
+json to_record_json(const EvalRow& row) {
+    const auto cut = [](const std::string& text, std::size_t max) {
+        return std::string(base::utf8_prefix(text, max));
+    };
+    const std::string verdict = !row.error.empty() ? "error"
+                                : row.abstained    ? "abstain"
+                                : row.score.hit    ? "hit"
+                                                   : "miss";
+    json out{{"id", cut(row.id, 256)},
+             {"question", cut(row.question, 1024)},
+             {"verdict", verdict},
+             {"correct", correct(row)},
+             {"hit", row.score.hit},
+             {"exact", row.score.exact},
+             {"f1", row.score.f1},
+             {"abstained", row.abstained},
+             {"judged", cut(row.score.judged, 512)},
+             {"attached", row.attached},
+             {"seconds", row.seconds}};
+    out["trace"] = row.trace.empty() ? json(nullptr) : json(row.trace);
+    out["confidence"] = row.confidence ? json(*row.confidence) : json(nullptr);
+    if (row.list) out["named_share"] = row.named_share ? json(*row.named_share) : json(nullptr);
+    if (!row.error.empty()) out["error"] = cut(row.error, 512);
     return out;
 }
 

@@ -77,6 +77,10 @@ struct EvalSummary {
     std::string attach_error;
 };
 
+// A row as the evaluation run's record holds it (docs/evaluation.md, "Evaluation runs"): the
+// question, its verdict and scores, and its trace, its long texts cut to a few hundred bytes.
+nlohmann::json to_record_json(const EvalRow& row);
+
 inline constexpr std::size_t kCalibrationBins = 10;
 
 EvalSummary summarise(std::span<const EvalRow> rows);
