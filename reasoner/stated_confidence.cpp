@@ -62,6 +62,41 @@ std::string abstention_note(const schema::explain::AnswerConfidence& confidence,
     return note;
 }
 
+void lower_for_conflicts(schema::explain::AnswerConfidence& confidence) {
+    if (confidence.conflicts.empty() || !confidence.probability) return;
+    double share = 1.0;
+    for (const auto& c : confidence.conflicts) {
+        const auto stated = static_cast<double>(c.stated_sources.size());
+        const auto both = stated + static_cast<double>(c.rival_sources.size());
+        if (both > 0.0) share = std::min(share, stated / both);
+    }
+    const double before = std::clamp(*confidence.probability, 1e-6, 1.0 - 1e-6);
+    const double after = std::clamp(before * share, 1e-6, 1.0 - 1e-6);
+    const auto logit = [](double p) { return std::log(p / (1.0 - p)); };
+    confidence.probability = before * share;
+    confidence.features.push_back({"conflict", share, logit(after) - logit(before)});
+}
+
+std::string conflicts_note(const std::vector<schema::explain::AnswerConflict>& conflicts,
+                           const std::vector<schema::RagCitation>& citations) {
+    const auto cited_as = [&](std::uint32_t n, const std::string& selection,
+                              const std::vector<std::string>& from) {
+        if (n != 0) return "[" + std::to_string(n) + "]";
+        for (const auto& c : citations)
+            if (!selection.empty() && c.selection == selection)
+                return "[" + std::to_string(c.n) + "]";
+        return from.empty() ? std::string("another source") : from.front();
+    };
+    std::string note;
+    for (const auto& c : conflicts) {
+        note += (note.empty() ? "" : " ") + std::string("Sources disagree on this: ") +
+                cited_as(c.stated_citation, c.stated_selection, c.stated_sources) + " gives " +
+                c.stated + "; " + cited_as(c.rival_citation, c.rival_selection, c.rival_sources) +
+                " gives " + c.rival + ".";
+    }
+    return note;
+}
+
 void add_confidence_fields(nlohmann::json& final,
                            const schema::explain::AnswerConfidence& confidence) {
     if (confidence.probability) {
@@ -77,6 +112,18 @@ void add_confidence_fields(nlohmann::json& final,
         evidence.push_back(std::move(item));
     }
     final["evidence"] = std::move(evidence);
+    if (!confidence.conflicts.empty()) {
+        auto conflicts = nlohmann::json::array();
+        for (const auto& c : confidence.conflicts) {
+            conflicts.push_back({{"subject", c.subject},
+                                 {"predicate", c.predicate},
+                                 {"stated", c.stated},
+                                 {"rival", c.rival},
+                                 {"stated_sources", c.stated_sources},
+                                 {"rival_sources", c.rival_sources}});
+        }
+        final["conflicts"] = std::move(conflicts);
+    }
 }
 
 }  // namespace glassbox::reasoner

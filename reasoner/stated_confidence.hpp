@@ -7,11 +7,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "reasoner/answer_confidence.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/messages.hpp"
 
 namespace glassbox::reasoner {
 
@@ -33,8 +35,24 @@ bool below_floor(const schema::explain::AnswerConfidence& confidence, double flo
 std::string abstention_note(const schema::explain::AnswerConfidence& confidence, double floor,
                             std::string_view said, std::string_view why);
 
+// Lowers a calibrated confidence for its conflicts: times the stated value's share of the
+// sources of both values (the smallest share over the conflicts), recorded as the evidence
+// feature "conflict" with its effect on the log-odds. No conflict or no probability: unchanged.
+// Every engine that finds conflicts (graph-rag among its facts, the agent between a fact and a
+// document) lowers its confidence this one way.
+void lower_for_conflicts(schema::explain::AnswerConfidence& confidence);
+
+// What the answer says of its conflicts, after the answer: "Sources disagree on this: [1] gives
+// A; [2] gives B." (each value cited by its citation number when the conflict gives it, else by
+// the citation carrying its selection, else named by its first source).
+// "" when none.
+std::string conflicts_note(const std::vector<schema::explain::AnswerConflict>& conflicts,
+                           const std::vector<schema::RagCitation>& citations);
+
 // Adds the confidence to a FINAL body: "confidence", "confidence_words" and "calibrator" (when
-// calibrated), "abstained" (when it did), "evidence" ([{"name", "value", "effect"}]).
+// calibrated), "abstained" (when it did), "evidence" ([{"name", "value", "effect"}]) and, when
+// there are any, "conflicts" ([{"subject", "predicate", "stated", "rival", "stated_sources",
+// "rival_sources"}]).
 void add_confidence_fields(nlohmann::json& final,
                            const schema::explain::AnswerConfidence& confidence);
 

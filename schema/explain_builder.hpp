@@ -201,6 +201,10 @@ struct AnswerConflict {
     std::string rival_selection;
     std::vector<std::string> stated_sources;
     std::vector<std::string> rival_sources;
+    // Each value's number among the answer's citations when the caller knows it (0: the citation
+    // carrying its selection): an agent's looked-up fact has no selection of its own. Not traced.
+    std::uint32_t stated_citation = 0;
+    std::uint32_t rival_citation = 0;
 };
 
 struct AnswerConfidence {

@@ -279,38 +279,6 @@ std::vector<EdgeConflict> graph_conflicts(const GraphEvidence& ev) {
     return out;
 }
 
-void lower_for_conflicts(schema::explain::AnswerConfidence& confidence) {
-    if (confidence.conflicts.empty() || !confidence.probability) return;
-    double share = 1.0;
-    for (const auto& c : confidence.conflicts) {
-        const auto stated = static_cast<double>(c.stated_sources.size());
-        const auto both = stated + static_cast<double>(c.rival_sources.size());
-        if (both > 0.0) share = std::min(share, stated / both);
-    }
-    const double before = std::clamp(*confidence.probability, 1e-6, 1.0 - 1e-6);
-    const double after = std::clamp(before * share, 1e-6, 1.0 - 1e-6);
-    const auto logit = [](double p) { return std::log(p / (1.0 - p)); };
-    confidence.probability = before * share;
-    confidence.features.push_back({"conflict", share, logit(after) - logit(before)});
-}
-
-std::string conflicts_note(const std::vector<schema::explain::AnswerConflict>& conflicts,
-                           const std::vector<schema::RagCitation>& citations) {
-    const auto cited_as = [&](const std::string& selection, const std::vector<std::string>& from) {
-        for (const auto& c : citations)
-            if (!selection.empty() && c.selection == selection)
-                return "[" + std::to_string(c.n) + "]";
-        return from.empty() ? std::string("another source") : from.front();
-    };
-    std::string note;
-    for (const auto& c : conflicts) {
-        note += (note.empty() ? "" : " ") + std::string("Sources disagree on this: ") +
-                cited_as(c.stated_selection, c.stated_sources) + " gives " + c.stated + "; " +
-                cited_as(c.rival_selection, c.rival_sources) + " gives " + c.rival + ".";
-    }
-    return note;
-}
-
 std::string completeness_note(const schema::explain::AnswerCompleteness& c) {
     std::string note;
     if (!c.covered.empty() && c.covered.size() < c.asked.size()) {
@@ -444,18 +412,6 @@ std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesis
 
 void add_confidence(nlohmann::json& final, const schema::explain::AnswerConfidence& confidence) {
     reasoner::add_confidence_fields(final, confidence);
-    if (!confidence.conflicts.empty()) {
-        auto conflicts = nlohmann::json::array();
-        for (const auto& c : confidence.conflicts) {
-            conflicts.push_back({{"subject", c.subject},
-                                 {"predicate", c.predicate},
-                                 {"stated", c.stated},
-                                 {"rival", c.rival},
-                                 {"stated_sources", c.stated_sources},
-                                 {"rival_sources", c.rival_sources}});
-        }
-        final["conflicts"] = std::move(conflicts);
-    }
     if (const auto& c = confidence.completeness) {
         final["completeness"] = {{"asked", c->asked},
                                  {"covered", c->covered},

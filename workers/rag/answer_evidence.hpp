@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "reasoner/answer_confidence.hpp"
+#include "reasoner/stated_confidence.hpp"
 #include "schema/explain_builder.hpp"
 #include "workers/rag/rag_answer.hpp"
 
@@ -63,15 +64,9 @@ struct EdgeConflict {
 };
 std::vector<EdgeConflict> graph_conflicts(const GraphEvidence& evidence);
 
-// Lowers a calibrated confidence for its conflicts: times the stated value's share of the
-// sources of both values (the smallest share over the conflicts), recorded as the evidence
-// feature "conflict" with its effect on the log-odds. No conflict or no probability: unchanged.
-void lower_for_conflicts(schema::explain::AnswerConfidence& confidence);
-
-// What the answer says of its conflicts, after the answer: "Sources disagree on this: [1] gives
-// A; [2] gives B." (a rival not cited is named by its source). "" when none.
-std::string conflicts_note(const std::vector<schema::explain::AnswerConflict>& conflicts,
-                           const std::vector<schema::RagCitation>& citations);
+// Lowering the confidence for conflicts and saying them: shared with the agent, in the reasoner.
+using reasoner::conflicts_note;
+using reasoner::lower_for_conflicts;
 
 // What the answer adds about its completeness, after the answer: the asked parts no evidence
 // states ("Nothing found says when."), when some other part is stated, and answers a list
@@ -111,8 +106,9 @@ std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesis
                                                 double floor);
 
 // Adds the confidence to a FINAL body: "confidence" (when calibrated), "confidence_words",
-// "calibrator", "evidence" ([{"name", "value", "effect"}]) and, when measured, "completeness"
-// ({"asked", "covered", "list", "answers_found", "answers_named"}).
+// "calibrator", "evidence" ([{"name", "value", "effect"}]), "conflicts" (when there are any)
+// and, when measured, "completeness" ({"asked", "covered", "list", "answers_found",
+// "answers_named"}).
 void add_confidence(nlohmann::json& final, const schema::explain::AnswerConfidence& confidence);
 
 }  // namespace glassbox::rag

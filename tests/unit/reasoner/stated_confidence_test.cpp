@@ -77,5 +77,48 @@ TEST(StatedConfidenceTest, TheFinalCarriesTheFieldsAndAnAbstentionSaysWhy) {
     EXPECT_FALSE(bare["evidence"][0].contains("effect"));
 }
 
+// Issue 35: a conflict whose values the caller numbered (an agent's looked-up fact has no
+// selection of its own) is said with those numbers; one without is found by its selection, else
+// named by its source. The FINAL lists it; the confidence halves for a one-to-one dispute.
+TEST(StatedConfidenceTest, AConflictIsSaidByItsCitationsListedAndLowersTheConfidence) {
+    schema::explain::AnswerConfidence confidence;
+    confidence.probability = 0.8;
+    schema::explain::AnswerConflict numbered;
+    numbered.subject = "Saltspire Light";
+    numbered.predicate = "year built";
+    numbered.stated = "1879";
+    numbered.rival = "1881";
+    numbered.stated_sources = {"file:orrin.ttl"};
+    numbered.rival_sources = {"urn:chunk:register#0"};
+    numbered.stated_citation = 2;
+    numbered.rival_citation = 3;
+    confidence.conflicts.push_back(numbered);
+    schema::RagCitation other;
+    other.n = 1;
+    other.selection = "urn:sel:9";
+    EXPECT_EQ(conflicts_note(confidence.conflicts, {other}),
+              "Sources disagree on this: [2] gives 1879; [3] gives 1881.");
+    auto by_selection = numbered;
+    by_selection.stated_citation = 0;
+    by_selection.rival_citation = 0;
+    by_selection.stated_selection = "urn:sel:9";
+    EXPECT_EQ(conflicts_note({by_selection}, {other}),
+              "Sources disagree on this: [1] gives 1879; urn:chunk:register#0 gives 1881.");
+    EXPECT_EQ(conflicts_note({}, {other}), "");
+
+    lower_for_conflicts(confidence);
+    EXPECT_NEAR(*confidence.probability, 0.4, 1e-12);
+    ASSERT_EQ(confidence.features.back().name, "conflict");
+    EXPECT_LT(confidence.features.back().effect.value_or(0.0), 0.0);
+    nlohmann::json final = nlohmann::json::object();
+    add_confidence_fields(final, confidence);
+    ASSERT_EQ(final.at("conflicts").size(), 1u) << final.dump();
+    EXPECT_EQ(final["conflicts"][0].at("stated"), "1879");
+    EXPECT_EQ(final["conflicts"][0].at("rival_sources").at(0), "urn:chunk:register#0");
+    nlohmann::json none = nlohmann::json::object();
+    add_confidence_fields(none, schema::explain::AnswerConfidence{});
+    EXPECT_FALSE(none.contains("conflicts")) << "no conflicts, no key";
+}
+
 }  // namespace
 }  // namespace glassbox::reasoner
