@@ -95,7 +95,64 @@ Result<std::int64_t> int64_or_zero(storage::sql::Statement& st) {
     return value->value_or(0);
 }
 
+// PostgreSQL: the keys of the three quad orders (their primary keys, and the named graphs'
+// GSPO index). A first load into an empty collection drops them, writes the rows into bare heaps
+// and builds them after (build_quad_keys): one sort and a bottom-up build per key instead of an
+// insertion into three B-trees per quad, about half the time (bench_graph --postgres). The
+// ALTERs lock the collection's quad tables until the commit ends; they held nothing to read.
+struct QuadKey {
+    const char* table;
+    const char* columns;
+};
+constexpr std::array<QuadKey, 3> kQuadKeys{{{"graph_quads", "s, p, o, g"},
+                                            {"graph_pos", "p, o, s, g"},
+                                            {"graph_osp", "o, s, p, g"}}};
+
+Result<void> drop_quad_keys(storage::sql::Connection& db) {
+    std::string sql = "DROP INDEX graph_quads_gspo";
+    for (const auto& key : kQuadKeys) {
+        sql += std::string("; ALTER TABLE ") + key.table + " DROP CONSTRAINT " + key.table +
+               "_pkey";
+    }
+    return db.exec(sql);
+}
+
+Result<void> build_quad_keys(storage::sql::Connection& db) {
+    // The sort of a key's rows in memory up to 256 MB (64 MB by default), for this transaction.
+    std::string sql = "SET LOCAL maintenance_work_mem = '256MB'";
+    for (const auto& key : kQuadKeys) {
+        sql += std::string("; ALTER TABLE ") + key.table + " ADD CONSTRAINT " + key.table +
+               "_pkey PRIMARY KEY (" + key.columns + ")";
+    }
+    sql += "; CREATE INDEX graph_quads_gspo ON graph_quads(g, s, p, o) WHERE g <> 0";
+    return db.exec(sql);
+}
+
 }  // namespace
+
+// Whether the commit of `load` into an empty graph writes its quads before their keys (and so
+// dropped them here): on PostgreSQL, when the load is one commit group (a second group would
+// look its quads up in SPO). A role that may not alter the tables, or keys named otherwise than
+// the store names them, leave them in place: the commit is then only slower.
+Result<bool> StagedLoads::drop_quad_keys_for(std::string_view load) {
+    if (db_.dialect() != storage::sql::Dialect::kPostgres) return false;
+    auto st = db_.prepare(
+        "SELECT CAST(coalesce(sum(statements), 0) AS BIGINT) FROM graph_staged_quads WHERE load "
+        "= ?1");
+    if (!st) return st.error();
+    st->bind(1, load);
+    auto total = int64_or_zero(*st);
+    if (!total) return total.error();
+    if (*total == 0 || static_cast<std::uint64_t>(*total) > std::max<std::size_t>(1, commit_group_))
+        return false;
+    if (auto r = db_.exec("SAVEPOINT quad_keys"); !r) return r.error();
+    if (drop_quad_keys(db_)) {
+        if (auto r = db_.exec("RELEASE SAVEPOINT quad_keys"); !r) return r.error();
+        return true;
+    }
+    if (auto r = db_.exec("ROLLBACK TO SAVEPOINT quad_keys"); !r) return r.error();
+    return false;
+}
 
 Result<void> StagedLoads::drop_stale_staging() {
     auto st = db_.prepare("SELECT DISTINCT load FROM graph_staged_quads WHERE staged_at < ?1");
@@ -287,9 +344,14 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load, KnowledgeChange*
         if (!empty) return empty.error();
         fresh = *empty == 1;
     }
+    auto keys_after = fresh ? drop_quad_keys_for(load) : Result<bool>(false);
+    if (!keys_after) return keys_after.error();
     InsertCounts counts;
     auto statements = commit_staged_quads(load, *source_ids, counts, fresh);
     if (!statements) return statements.error();
+    if (*keys_after) {
+        if (auto r = build_quad_keys(db_); !r) return r.error();
+    }
     if (auto r = delete_staging(db_, load); !r) return r.error();
     if (auto r = drop_stale_staging(); !r) return r.error();
     // Even with nothing added: the load's sources were registered again (their dates).

@@ -54,6 +54,9 @@ public:
 
 private:
     base::Result<void> drop_stale_staging();
+    // Whether the commit of `load` into an empty graph builds the quad orders' keys after their
+    // rows, having dropped them (PostgreSQL; staged_load.cpp).
+    base::Result<bool> drop_quad_keys_for(std::string_view load);
     // The load's number for `source` (its first batch registers it), inside stage()'s
     // transaction.
     base::Result<std::int64_t> register_source(std::string_view load, const SourceRecord& source);

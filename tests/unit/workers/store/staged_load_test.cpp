@@ -676,6 +676,36 @@ TEST_P(StagedLoadTest, AFileWithPosAndOspIndexesIsMigratedToTablesOnOpen) {
     expect_same_answers(reference, migrated, probes);
 }
 
+// A first load into an empty graph (on PostgreSQL written into bare tables, its keys built
+// after the rows) leaves every quad order keyed as before: a repeated row is refused by each,
+// the named graphs' GSPO index is in place, and a second load onto it stores what inserting does.
+TEST_P(StagedLoadTest, AFirstLoadLeavesEveryQuadOrderKeyedForTheLoadsAfterIt) {
+    auto store = open_store("keyed");
+    stage_all(store, "first", sample_load(8));
+    ASSERT_TRUE(store.graph->commit_staged("first"));
+    const std::string first_row = " ORDER BY 1, 2, 3, 4 LIMIT 1";
+    for (const auto& [table, columns] :
+         std::vector<std::pair<std::string, std::string>>{{"graph_quads", "s, p, o, g, src"},
+                                                          {"graph_pos", "p, o, s, g"},
+                                                          {"graph_osp", "o, s, p, g"}}) {
+        SCOPED_TRACE(table);
+        auto repeat = store.db->exec("INSERT INTO " + table + "(" + columns + ") SELECT " +
+                                     columns + " FROM " + table + first_row);
+        EXPECT_FALSE(repeat) << "a repeated row must break the table's key";
+    }
+    const std::string index_count =
+        on_postgres() ? "pg_indexes WHERE schemaname = current_schema() AND indexname IN "
+                        "('graph_quads_gspo', 'graph_quads_pkey', 'graph_pos_pkey', "
+                        "'graph_osp_pkey')"
+                      : "sqlite_master WHERE type = 'index' AND name = 'graph_quads_gspo'";
+    EXPECT_EQ(store.count(index_count), on_postgres() ? 4 : 1);
+    auto reference = open_store("reference");
+    insert_all(reference, sample_load(8));
+    stage_all(store, "second", sample_load(9));
+    const auto inserted = insert_all(reference, sample_load(9));
+    expect_commit_as_inserted(store, "second", reference, inserted);
+}
+
 GLASSBOX_KNOWLEDGE_BACKENDS(StagedLoadTest);
 
 }  // namespace
