@@ -80,6 +80,7 @@ struct Reached {
     std::string label;
     double score = 0.0;
     std::string from;  // the key of the entity it was reached from
+    bool literal = false;  // a value (a year, a number, a text), not an entity
 };
 
 // One tool call of an earlier step, as the agent reported it.
@@ -140,7 +141,11 @@ public:
             return ask_whole("No chain of relations to follow");
         }
         if (progress.frontier.empty()) return after_empty_lookup(hop, progress.asked_whole);
-        if (hop == relations_.chain.size()) return chain_complete(progress.frontier);
+        if (hop == relations_.chain.size()) {
+            if (!progress.checked && worth_checking(progress.frontier))
+                return check_against_documents(progress.frontier.front());
+            return chain_complete(progress.frontier);
+        }
         return next_hop(progress.frontier, hop);
     }
 
@@ -163,6 +168,7 @@ private:
         bool asked_whole = false;
         std::optional<PastCall> whole;
         std::size_t document_queries = 0;
+        bool checked = false;  // a complete chain's value was asked of the documents
     };
 
     Progress read_steps(const json& steps) const {
@@ -179,6 +185,10 @@ private:
                 p.frontier = std::move(next.frontier);
                 p.hop += next.consumed;
                 chain_over = p.frontier.empty();
+            } else if (calls.front().tool == kDocument && !p.frontier.empty() &&
+                       p.hop == relations_.chain.size()) {
+                // Asked after the chain was complete: a check of its value, not the answer.
+                p.checked = true;
             } else if (calls.front().tool == kKnowledge || calls.front().tool == kDocument) {
                 p.asked_whole = true;
                 if (calls.front().tool == kDocument) ++p.document_queries;
@@ -252,6 +262,24 @@ private:
         step.thought = "The chain " + words + " is complete; it ends at " + ends + "." + left_out;
         step.response =
             "Following " + words + " from " + intent_.entities.front() + " leads to " + ends + ".";
+        return step;
+    }
+
+    // A complete chain that ends at one value (a year, a number, a text: the facts most likely
+    // to be restated, or dated, by a document) is checked against the documents once, when a
+    // document tool is offered; the agent worker compares the two (a conflict is reported).
+    // An entity end is not checked: that would double the cost of every lookup answer.
+    bool worth_checking(const std::vector<Reached>& frontier) const {
+        return frontier.size() == 1 && frontier.front().literal && offered(tools_, kDocument) &&
+               intent_.type != AnswerType::kYesNo;
+    }
+
+    PlannerStep check_against_documents(const Reached& end) const {
+        PlannerStep step;
+        step.thought = "The chain " + path_words() + " ends at the value " + end.label +
+                       "; check it against the documents: ask " + std::string(kDocument) +
+                       " the whole question.";
+        step.calls.push_back({std::string(kDocument), json{{"question", question_}}});
         return step;
     }
 
@@ -424,6 +452,7 @@ private:
             struct Hit {
                 std::string key, label;
                 double match;
+                bool literal = false;
             };
             std::vector<Hit> hits;
             double best = 0.0;
@@ -440,7 +469,10 @@ private:
                 hit.label = dir == "in" ? str(f, "s") : str(f, "o");
                 hit.key = str(f, "other");
                 if (hit.key.empty() && !last) continue;  // a literal has no facts to follow
-                if (hit.key.empty()) hit.key = hit.label;
+                if (hit.key.empty()) {
+                    hit.key = hit.label;
+                    hit.literal = true;
+                }
                 if (last && answer_type_mismatch(intent_, hit.label)) continue;
                 hit.match = score;
                 best = std::max(best, score);
@@ -459,6 +491,7 @@ private:
                 r.key = h.key;
                 r.label = h.label;
                 r.from = entity;
+                r.literal = h.literal;
                 r.score += base * h.match;
             }
         }

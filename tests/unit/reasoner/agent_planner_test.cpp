@@ -191,5 +191,48 @@ TEST(AgentPlannerTest, ElseLeavesOutWhatThePreviousTurnWasAbout) {
               plan_agent_step(q, kTools, one).final_answer);
 }
 
+// Issue 35: a chain that ends at one value (a literal: a year) is checked against the documents
+// once when document-query is offered; the answer stays the chain's value, whatever the documents
+// say (the agent worker compares them). An entity end, or no document tool, is not checked.
+TEST(AgentPlannerTest, AChainEndingAtAValueIsCheckedAgainstTheDocumentsOnce) {
+    const std::string q = "when was saltspire_light built ?";
+    const json tools = json::array({{{"name", "knowledge-query"}},
+                                    {{"name", "triples-query"}},
+                                    {{"name", "document-query"}}});
+    const json fact = {{"s", "saltspire_light"}, {"p", "year built"}, {"o", "1879"}, {"dir", "out"}};
+    const json obs = {{"entity", "saltspire_light"},
+                      {"iri", kBase + "saltspire_light"},
+                      {"facts", json::array({fact})}};
+    json steps = json::array({step_of({{{"tool", "triples-query"},
+                                        {"args", {{"subject", "saltspire_light"}}},
+                                        {"observation", obs.dump()},
+                                        {"error", false}}})});
+    const auto check = plan_agent_step(q, tools, steps);
+    ASSERT_EQ(check.calls.size(), 1u) << render_react(check);
+    EXPECT_EQ(check.calls[0].tool, "document-query");
+    EXPECT_EQ(check.calls[0].args["question"], q);
+    EXPECT_NE(check.thought.find("1879"), std::string::npos) << check.thought;
+
+    const json said = {{"answer", "1881"}, {"response", "It was finished in 1881 [1]."}};
+    steps.push_back(step_of({{{"tool", "document-query"},
+                              {"args", {{"question", q}}},
+                              {"observation", said.dump()},
+                              {"error", false}}}));
+    const auto answered = plan_agent_step(q, tools, steps);
+    EXPECT_TRUE(answered.calls.empty()) << render_react(answered);
+    EXPECT_EQ(answered.final_answer, "1879") << "the chain's value, not the document's";
+
+    const auto unchecked = plan_agent_step(q, kTools, json::array({steps[0]}));
+    EXPECT_TRUE(unchecked.calls.empty()) << "no document tool: " << render_react(unchecked);
+    EXPECT_EQ(unchecked.final_answer, "1879");
+
+    const json entity_steps = json::array(
+        {step_of({lookup("marta_vell", {{"spouse", "oren_tal"}})})});
+    const auto entity_end =
+        plan_agent_step("who is the spouse of marta_vell ?", tools, entity_steps);
+    EXPECT_TRUE(entity_end.calls.empty()) << "an entity end: " << render_react(entity_end);
+    EXPECT_EQ(entity_end.final_answer, "oren_tal");
+}
+
 }  // namespace
 }  // namespace glassbox::reasoner
