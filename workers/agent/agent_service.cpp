@@ -8,9 +8,12 @@
 #include "base/log.hpp"
 #include "reasoner/stated_confidence.hpp"
 #include "schema/collection_name.hpp"
+#include "schema/freshness.hpp"
 #include "schema/messages_trace.hpp"
+#include "text/tokenize.hpp"
 #include "workers/agent/agent_tools.hpp"
 #include "workers/agent/agent_trace.hpp"
+#include "workers/agent/answer_conflicts.hpp"
 #include "workers/agent/answer_evidence.hpp"
 #include "workers/agent/answer_features.hpp"
 #include "workers/agent/react_reply.hpp"
@@ -37,6 +40,21 @@ std::string dump_text(const json& value) {
 // A deadline closer than this (or than the last iteration took) ends the loop with the best
 // answer so far, before the broker would cut the run off without one.
 constexpr std::chrono::milliseconds kDeadlineMargin{200};
+
+// A document tool's short answer, kept to compare with the looked-up facts.
+struct PassageAnswer {
+    std::string question;  // what the tool was asked
+    std::string answer;
+    std::vector<std::string> answer_selections;
+    std::vector<schema::RagCitation> citations;
+};
+
+// The "question" a tool call was given ("" when none).
+std::string question_arg(const json& args) {
+    if (!args.is_object()) return {};
+    const auto it = args.find("question");
+    return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 class AgentRun {
 public:
@@ -166,7 +184,9 @@ private:
         explain::ObservationInfo details;
         std::string text;
         json step_calls = json::array();
+        bool documents_only = true;
         for (auto& out : outcomes) {
+            documents_only = documents_only && !out.error && kind_of(out.tool) == ToolKind::kDocumentRag;
             // Its tools' steps, for a client that takes explain messages (not explain=none).
             if (context_.meta().client_takes_explain) {
                 for (auto& body : out.explain)
@@ -193,6 +213,7 @@ private:
             count_outcome(out);
             remember(out, n);
         }
+        if (documents_only) document_iterations_.push_back(n);
         if (too_many) {
             const std::string note = "error: only the first " +
                                      std::to_string(config_.max_calls_per_iteration) +
@@ -206,12 +227,17 @@ private:
                                   std::move(details));
     }
 
+    // The kind of the run's tool named `tool` (nullopt: not one of them).
+    std::optional<ToolKind> kind_of(const std::string& tool) const {
+        const auto it = std::find_if(tools_.begin(), tools_.end(),
+                                     [&](const Tool& t) { return t.name == tool; });
+        if (it == tools_.end()) return std::nullopt;
+        return it->kind;
+    }
+
     // How the run's tool calls went, for the answer's evidence features.
     void count_outcome(const ToolOutcome& out) {
-        const auto kind_is = [&](ToolKind kind) {
-            return std::any_of(tools_.begin(), tools_.end(),
-                               [&](const Tool& t) { return t.name == out.tool && t.kind == kind; });
-        };
+        const auto kind_is = [&](ToolKind kind) { return kind_of(out.tool) == kind; };
         // A graph-query attempt that failed is refined and asked again (at most three times):
         // the attempt is in the trace, the answer's evidence is the query that gave rows.
         if (kind_is(ToolKind::kGraphQuery)) return;
@@ -237,6 +263,11 @@ private:
         }
         if (std::find(tools_used_.begin(), tools_used_.end(), out.tool) == tools_used_.end())
             tools_used_.push_back(out.tool);
+        if (kind_of(out.tool) == ToolKind::kDocumentRag && out.answer && !out.answer->empty()) {
+            passages_.push_back(
+                {question_arg(out.args), *out.answer, out.answer_selections,
+                 out.citations});
+        }
         if (out.answer && !out.answer->empty()) {
             best_answer_ = *out.answer;
             best_response_ = out.response;
@@ -347,8 +378,10 @@ private:
                                     ? query_facts_
                                     : facts_behind(answer_, facts_);
             evidence = rested_on(behind);
-            confidence = assess(termination, behind, evidence);
+            confidence = assess(termination, behind, evidence,
+                                conflicts_with_documents(behind, evidence));
             response_ = with_citation_markers(std::move(response_), evidence.citations.size());
+            response_ += notes(*confidence, evidence);
             provenance =
                 explain::AnswerProvenance{derivation(), 0, "agent", evidence.answer_sources};
             provenance->aggregate_tier = explain::aggregate_tier(provenance->sources);
@@ -383,14 +416,16 @@ private:
 
     // The answer's confidence: its evidence features scored by the agent's calibrator; below the
     // request's floor (else the worker's) the answer abstains (abstain()).
+    // `conflicts` lower it before the floor is applied (as a RAG engine's do).
     explain::AnswerConfidence assess(std::string_view termination,
                                      const std::vector<std::size_t>& behind,
-                                     const AnswerEvidence& evidence) {
+                                     const AnswerEvidence& evidence,
+                                     std::vector<explain::AnswerConflict> conflicts) {
         AgentRunEvidence run;
         run.question = request_.question;
         run.answer = answer_;
         run.final_answer = termination == kFinalAnswer;
-        run.iterations = iterations_;
+        run.iterations = iterations_ - checks_after(behind);
         run.facts = facts_;
         run.behind = behind;
         run.empty_lookups = empty_lookups_;
@@ -399,6 +434,8 @@ private:
             !best_answer_.empty() && normalise_name(answer_) == normalise_name(best_answer_);
         run.rag_confidence = best_confidence_;
         auto confidence = reasoner::stated_confidence(agent_features(run, evidence), "agent");
+        confidence.conflicts = std::move(conflicts);
+        reasoner::lower_for_conflicts(confidence);
         const double floor = request_.min_confidence.value_or(config_.min_confidence);
         if (reasoner::below_floor(confidence, floor)) abstain(confidence, floor);
         return confidence;
@@ -413,6 +450,93 @@ private:
         response_ = response_.empty() ? note : note + " What was found: " + response_;
         answer_.clear();
         confidence.abstained = true;
+    }
+
+    // Iterations that only asked the documents after the last lookup the answer's facts come
+    // from: checks of a found value (the planner's), not steps toward it, so the `iterations`
+    // feature does not count them.
+    std::size_t checks_after(const std::vector<std::size_t>& behind) const {
+        if (behind.empty()) return 0;
+        std::size_t last = 0;
+        for (const auto i : behind) last = std::max(last, facts_[i].iteration);
+        return static_cast<std::size_t>(std::count_if(document_iterations_.begin(),
+                                                      document_iterations_.end(),
+                                                      [&](std::size_t n) { return n > last; }));
+    }
+
+    // A looked-up fact the answer states against a document's answer to the same question
+    // (answer_conflicts.hpp). The facts: those behind the answer that give its value, when their
+    // subject has that one value by that predicate among everything looked up (two values by
+    // one predicate make a list, not a dispute). The passages: each document tool's short answer
+    // to the run's own question, cited by the passages it came from.
+    std::vector<explain::AnswerConflict> conflicts_with_documents(
+        const std::vector<std::size_t>& behind, const AnswerEvidence& evidence) const {
+        if (answer_.empty() || passages_.empty()) return {};
+        std::vector<EvidenceValue> facts;
+        for (std::size_t k = 0; k < behind.size() && k < evidence.citations.size(); ++k) {
+            const auto& f = facts_[behind[k]].fact;
+            if (f.query || !f.triple.s.is_iri() ||
+                f.entity != f.triple.s.as_iri().value ||
+                text::normalize(f.other_label) != text::normalize(answer_) ||
+                !single_valued(f))
+                continue;
+            const auto& cited = evidence.citations[k];
+            facts.push_back({f.subject_label, f.predicate_label, f.other_label,
+                             trace_.run().observation(facts_[behind[k]].iteration),
+                             {cited_source(cited)}, cited.n});
+        }
+        std::vector<EvidenceValue> passages;
+        const std::string question = text::normalize(request_.question);
+        for (const auto& p : passages_) {
+            if (text::normalize(p.question) != question) continue;
+            if (auto value = passage_value(p, evidence)) passages.push_back(std::move(*value));
+        }
+        auto found = fact_passage_conflicts(answer_, facts, passages);
+        if (found.size() > 1) found.resize(1);  // one dispute said once, however many passages
+        return found;
+    }
+
+    // True when every fact looked up about `f`'s subject by `f`'s predicate gives one value.
+    bool single_valued(const ObservedFact& f) const {
+        return std::all_of(facts_.begin(), facts_.end(), [&](const StepFact& other) {
+            const auto& o = other.fact;
+            return o.triple.s != f.triple.s || o.triple.p != f.triple.p || o.triple.o == f.triple.o;
+        });
+    }
+
+    // A document tool's answer as a value: cited by the first of its passages the short answer
+    // came from (else its first citation), as the agent's own citations number it.
+    static std::optional<EvidenceValue> passage_value(const PassageAnswer& p,
+                                                      const AnswerEvidence& evidence) {
+        const schema::RagCitation* ground = nullptr;
+        for (const auto& c : p.citations) {
+            if (std::find(p.answer_selections.begin(), p.answer_selections.end(), c.selection) !=
+                p.answer_selections.end()) {
+                ground = &c;
+                break;
+            }
+        }
+        if (ground == nullptr && !p.citations.empty()) ground = &p.citations.front();
+        if (ground == nullptr) return std::nullopt;
+        EvidenceValue value{{}, {}, p.answer, ground->selection, {cited_source(*ground)}, 0};
+        for (const auto& c : evidence.citations)
+            if (!c.selection.empty() && c.selection == ground->selection) value.citation = c.n;
+        return value;
+    }
+
+    static std::string cited_source(const schema::RagCitation& c) {
+        return c.chunk.empty() ? c.document : c.chunk;
+    }
+
+    // What the answer adds after itself: sources that disagree (with both citations), then
+    // sources past their collection's revalidation age. "" when neither.
+    static std::string notes(const explain::AnswerConfidence& confidence,
+                             const AnswerEvidence& evidence) {
+        std::string note = reasoner::conflicts_note(confidence.conflicts, evidence.citations);
+        const auto stale =
+            schema::stale_sources_note(evidence.citations, std::chrono::system_clock::now());
+        if (!stale.empty()) note += (note.empty() ? "" : " ") + stale;
+        return note.empty() ? note : "\n\n" + note;
     }
 
     // The evidence the answer rests on: the lookup facts traced back from it, with the sources
@@ -470,6 +594,8 @@ private:
     std::vector<StepFact> facts_;                 // every fact the lookups showed
     std::vector<std::size_t> query_facts_;        // into facts_: the latest graph-query's rows
     std::vector<std::string> tools_used_;
+    std::vector<PassageAnswer> passages_;  // the document tools' short answers
+    std::vector<std::size_t> document_iterations_;  // iterations that only asked the documents
 };
 
 }  // namespace

@@ -91,7 +91,8 @@ void observe_facts(ToolOutcome& out, const std::string& iri,
             size += fact_size;
             out.facts.push_back(ObservedFact{
                 t, iri, other.is_iri() ? other.as_iri().value : std::string(),
-                dir == 0 ? label(t.o) : label(t.s), label(t.s) + " " + pred + " " + label(t.o)});
+                dir == 0 ? label(t.o) : label(t.s), label(t.s) + " " + pred + " " + label(t.o),
+                false, label(t.s), pred});
             facts.push_back(std::move(fact));
         }
     }
@@ -179,6 +180,7 @@ void ToolRunner::read_reply(const Tool& tool, const runtime::CallResult& result,
         return fail_outcome(out,
                             tool.name + ": the reply does not decode: " + reply.error().message);
     out.answer = reply->answer;
+    out.answer_selections = reply->answer_selections;
     out.response = reply->response;
     out.sources = reply->sources;
     out.citations = reply->citations;

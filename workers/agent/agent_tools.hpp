@@ -27,6 +27,8 @@ struct ObservedFact {
     std::string other_label;
     std::string text;    // "s p o" in labels, as the observation showed it
     bool query = false;  // a graph-query row's fact: it backs the rows, not a chain's end
+    std::string subject_label{};  // the triple's subject and predicate in words
+    std::string predicate_label{};
 };
 
 // What one tool call gave.
@@ -36,6 +38,7 @@ struct ToolOutcome {
     std::string observation;  // as the model and the trace see it (JSON text or an error)
     bool error = false;
     std::optional<std::string> answer;           // a RAG tool's short answer
+    std::vector<std::string> answer_selections;  // the selections the short answer came from
     std::string response;                        // a RAG tool's answer text
     std::vector<std::string> sources;            // what a RAG tool's answer drew on
     std::vector<schema::RagCitation> citations;  // a RAG tool's cited sources, with their tier

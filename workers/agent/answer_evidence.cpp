@@ -112,7 +112,9 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
                                         [&](const auto& s) { return s.source == source; });
         if (known == out.answer_sources.end()) {
             out.sources.push_back(source);
-            out.answer_sources.push_back({source, tier, "agent"});
+            // Its freshness as cited, so the Conclusion records which sources are stale.
+            out.answer_sources.push_back({source, tier, "agent", std::nullopt,
+                                          c.loaded_at.value_or(""), c.date.value_or(""), c.stale});
         } else if ((tier == 0 ? 5 : tier) > (known->data_tier == 0 ? 5 : known->data_tier)) {
             known->data_tier =
                 tier;  // the weaker reading of the same source (0: not known, weakest)

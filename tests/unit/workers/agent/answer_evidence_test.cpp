@@ -76,6 +76,24 @@ TEST(AnswerEvidence, CitesFactsWithTheirSourcesThenTheRagCitationsKeepingTheWeak
     EXPECT_EQ(schema::explain::aggregate_tier({}), 4);
 }
 
+// Issue 35: a cited source's freshness goes with it onto the answer's sources (the Conclusion's
+// gb:answerSource), so a stale source is marked in the trace as well as in the citation.
+TEST(AnswerEvidence, AnAnswerSourceKeepsItsCitationsFreshness) {
+    std::vector<ObservedFact> chosen = {fact("A", "p", "B", "A", 0).fact};
+    schema::FactSource dated{"file:///register.ttl", "file", std::nullopt, 3, ""};
+    dated.loaded_at = "2026-12-01T10:00:00Z";
+    dated.date = "2020-01-01";
+    dated.max_age = "30d";
+    dated.stale = true;
+    const auto e = answer_evidence(chosen, {{dated}}, {}, {});
+    ASSERT_EQ(e.citations.size(), 1u);
+    EXPECT_EQ(e.citations[0].stale, std::optional<bool>(true));
+    ASSERT_EQ(e.answer_sources.size(), 1u);
+    EXPECT_EQ(e.answer_sources[0].loaded_at, "2026-12-01T10:00:00Z");
+    EXPECT_EQ(e.answer_sources[0].date, "2020-01-01");
+    EXPECT_EQ(e.answer_sources[0].stale, std::optional<bool>(true));
+}
+
 TEST(WithCitationMarkers, MarksTheSourcesBeforeTheFullStopUnlessTheTextCites) {
     EXPECT_EQ(with_citation_markers("Ilse Varrow designed Greyhollow Light.", 1),
               "Ilse Varrow designed Greyhollow Light [1].");

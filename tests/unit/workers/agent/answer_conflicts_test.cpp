@@ -1,0 +1,86 @@
+// Conflicts between a looked-up fact and a document's answer (workers/agent/answer_conflicts.hpp):
+// typed comparison of values, conservative where unsure, and which side the answer states.
+#include "workers/agent/answer_conflicts.hpp"
+
+#include <gtest/gtest.h>
+
+namespace glassbox::agent {
+namespace {
+
+TEST(ValuesDisagreeTest, NumbersDisagreeWhenTheyShareNone) {
+    EXPECT_TRUE(values_disagree("1879", "1881"));
+    EXPECT_TRUE(values_disagree("1879", "in 1881"));
+    EXPECT_TRUE(values_disagree("28 metres", "31 metres"));
+    EXPECT_TRUE(values_disagree("1,200", "1,300"));
+    EXPECT_FALSE(values_disagree("1879", "in 1879"));
+    EXPECT_FALSE(values_disagree("1879-05-03", "3 May 1879")) << "the same date written twice";
+    EXPECT_FALSE(values_disagree("1,200", "1200")) << "a thousands comma";
+    EXPECT_FALSE(values_disagree("28.5", "28.50"));
+    EXPECT_FALSE(values_disagree("1879", "Ilse Varrow")) << "a number against a name: unsure";
+}
+
+TEST(ValuesDisagreeTest, NamesDisagreeOnlyWhenTheyShareNoWord) {
+    EXPECT_TRUE(values_disagree("Ilse Varrow", "Tomas Heddle"));
+    EXPECT_TRUE(values_disagree("Mexico", "Germany"));
+    EXPECT_FALSE(values_disagree("Ilse_Varrow", "ilse varrow")) << "one name, two spellings";
+    EXPECT_FALSE(values_disagree("Varrow", "Ilse Varrow")) << "one inside the other";
+    EXPECT_FALSE(values_disagree("Ilse Varrow", "Ilse Heddle")) << "a partial overlap: unsure";
+    EXPECT_FALSE(values_disagree("", "Mexico"));
+    EXPECT_FALSE(values_disagree("Mexico", "the team moved several times between cities in the "
+                                           "north of the country over the years"))
+        << "a sentence is not a value";
+}
+
+TEST(ValuesDisagreeTest, YesAndNoDisagreeButNotWithAName) {
+    EXPECT_TRUE(values_disagree("yes", "No"));
+    EXPECT_FALSE(values_disagree("yes", "Yes"));
+    EXPECT_FALSE(values_disagree("yes", "Mexico"));
+}
+
+EvidenceValue fact_value(std::string value) {
+    return {"Saltspire Light", "year built", std::move(value), "urn:run:observation:0",
+            {"file:///orrin.ttl"},     1};
+}
+
+EvidenceValue passage_value(std::string value) {
+    return {{}, {}, std::move(value), "urn:sub:focus:chunk:0", {"urn:chunk:register#0"}, 2};
+}
+
+TEST(FactPassageConflictsTest, TheAnswerStatesTheFactAndTheDocumentIsTheRival) {
+    const auto found =
+        fact_passage_conflicts("1879", {fact_value("1879")}, {passage_value("1881")});
+    ASSERT_EQ(found.size(), 1u);
+    const auto& c = found[0];
+    EXPECT_EQ(c.subject, "Saltspire Light");
+    EXPECT_EQ(c.predicate, "year built");
+    EXPECT_EQ(c.stated, "1879");
+    EXPECT_EQ(c.rival, "1881");
+    EXPECT_EQ(c.stated_selection, "urn:run:observation:0");
+    EXPECT_EQ(c.rival_selection, "urn:sub:focus:chunk:0");
+    EXPECT_EQ(c.stated_sources, std::vector<std::string>{"file:///orrin.ttl"});
+    EXPECT_EQ(c.rival_sources, std::vector<std::string>{"urn:chunk:register#0"});
+    EXPECT_EQ(c.stated_citation, 1u);
+    EXPECT_EQ(c.rival_citation, 2u);
+}
+
+TEST(FactPassageConflictsTest, AnAnswerFromTheDocumentMakesTheFactTheRival) {
+    const auto found =
+        fact_passage_conflicts("1881", {fact_value("1879")}, {passage_value("1881")});
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].stated, "1881");
+    EXPECT_EQ(found[0].rival, "1879");
+    EXPECT_EQ(found[0].stated_citation, 2u);
+    EXPECT_EQ(found[0].subject, "Saltspire Light") << "the fact names what is disputed";
+}
+
+TEST(FactPassageConflictsTest, AgreementOrAnAnswerOfNeitherSideIsNoConflict) {
+    EXPECT_TRUE(
+        fact_passage_conflicts("1879", {fact_value("1879")}, {passage_value("in 1879")}).empty());
+    EXPECT_TRUE(
+        fact_passage_conflicts("1890", {fact_value("1879")}, {passage_value("1881")}).empty());
+    EXPECT_TRUE(fact_passage_conflicts("", {fact_value("1879")}, {passage_value("1881")}).empty());
+    EXPECT_TRUE(fact_passage_conflicts("1879", {fact_value("1879")}, {}).empty());
+}
+
+}  // namespace
+}  // namespace glassbox::agent
