@@ -135,6 +135,22 @@ std::string chunk_name(const StepFacts& facts, const Term& selection,
 
 }  // namespace
 
+std::string freshness_text(const StepFacts& facts, const Term& source) {
+    std::string out;
+    const auto part = [&](const std::string& text) {
+        out.append(out.empty() ? "" : ", ").append(text);
+    };
+    if (auto date = facts.text(source, vocab::kDctermsDate)) part("dated " + *date);
+    if (auto loaded = facts.text(source, vocab::kProvGeneratedAtTime)) part("loaded " + *loaded);
+    if (auto age = facts.text(source, vocab::kMaxAge)) part("max age " + *age);
+    if (stale_source(facts, source)) part("STALE");
+    return out;
+}
+
+bool stale_source(const StepFacts& facts, const Term& source) {
+    return facts.text(source, vocab::kStale) == std::optional<std::string>("true");
+}
+
 std::vector<Selection> selections(const StepFacts& facts, const Term& node,
                                   std::string_view predicate, bool edges,
                                   std::map<std::string, std::string>& chunk_names, bool arrows) {
@@ -156,6 +172,14 @@ std::vector<Selection> selections(const StepFacts& facts, const Term& node,
         } else {
             item.text = chunk_name(facts, selection, chunk_names);
             if (selection.is_iri()) chunk_names[selection.as_iri().value] = item.text;
+        }
+        if (const auto document = facts.value(selection, vocab::kSourceDocument);
+            document && stale_source(facts, *document)) {
+            std::string why;
+            if (auto date = facts.text(*document, vocab::kDctermsDate)) why = "dated " + *date;
+            if (auto age = facts.text(*document, vocab::kMaxAge))
+                why.append(why.empty() ? "" : ", ").append("max age " + *age);
+            item.text.append("  STALE").append(why.empty() ? "" : " (" + why + ")");
         }
         items.push_back(std::move(item));
     }

@@ -59,6 +59,13 @@ std::string score_text(std::optional<double> score);
 // "0.42"; "-" for none.
 std::string score_value(std::optional<double> score);
 
+// A source's freshness as the trace records it on the document (or answer source) node
+// (docs/knowledge.md §3): "dated 2020-01-01, loaded 2026-12-01T10:40:00Z, max age 30d, STALE",
+// each part when recorded; "" when none is.
+std::string freshness_text(const StepFacts& facts, const schema::Term& source);
+// Whether the trace marks `source` past its collection's revalidation age (gb:stale true).
+bool stale_source(const StepFacts& facts, const schema::Term& source);
+
 // One edge or chunk a step selected, as a reader names it.
 struct Selection {
     std::optional<double> score;
@@ -68,7 +75,8 @@ struct Selection {
 // The selections `node` links with `predicate` (edges when `edges`, else chunks), best score
 // first. A chunk is named by its document's file name and fragment; a re-ranked chunk, which
 // names no chunk itself, by the retrieved chunk it came from (`chunk_names`, kept across steps).
-// An edge reads "S -p-> O" with `arrows`, else as the sentence "S p O".
+// An edge reads "S -p-> O" with `arrows`, else as the sentence "S p O". A selection whose source
+// document is stale ends "  STALE (dated …, max age …)".
 std::vector<Selection> selections(const StepFacts& facts, const schema::Term& node,
                                   std::string_view predicate, bool edges,
                                   std::map<std::string, std::string>& chunk_names, bool arrows);

@@ -339,6 +339,13 @@ private:
                 add("answer " + quoted(*answer, 80));
         }
         if (auto tier = facts_.text(node, vocab::kAggregateTier)) add("tier " + *tier);
+        // A routed or agent answer's sources past their revalidation age, each with its dates.
+        for (const auto& source : facts_.values(node, vocab::kAnswerSourceProperty)) {
+            if (!stale_source(facts_, source)) continue;
+            const auto from = facts_.value(source, vocab::kProvWasDerivedFrom);
+            add("stale source " + (from ? facts_.name(*from) : facts_.name(source)) + " (" +
+                freshness_text(facts_, source) + ")");
+        }
     }
 
     // A knowledge change (docs/knowledge.md §10): its kind, who made it, what it added and

@@ -412,6 +412,28 @@ private:
         return first;
     }
 
+    // A document's freshness (docs/knowledge.md §3), its triples taken: "dated 2020-01-01,
+    // loaded 2026-12-01T10:40:00Z, max age 30d, STALE"; "" when none is recorded.
+    std::string freshness(const Term& document) {
+        std::string out;
+        const auto part = [&](std::string_view predicate, const std::string& name) {
+            const auto values = graph_.take(document, predicate);
+            if (values.empty()) return;
+            out.append(out.empty() ? "" : ", ").append(name).append(" ");
+            for (std::size_t i = 0; i < values.size(); ++i)
+                out.append(i ? " " : "")
+                    .append(values[i].is_literal() ? escape_controls(values[i].as_literal().value, false)
+                                                   : display(values[i]));
+        };
+        part(vocab::kDctermsDate, "dated");
+        part(vocab::kProvGeneratedAtTime, "loaded");
+        part(vocab::kMaxAge, "max age");
+        const auto stale = graph_.take(document, vocab::kStale);
+        if (!stale.empty() && text_of(stale.front()) == std::optional<std::string>("true"))
+            out.append(out.empty() ? "" : ", ").append("STALE");
+        return out;
+    }
+
     void source(const Term& selection, std::size_t extra) {
         const auto tiers = graph_.take(selection, vocab::kDataTier);
         const auto chunks = graph_.take(selection, vocab::kSourceChunk);
@@ -445,10 +467,15 @@ private:
             for (const Triple* triple : graph_.take_rest(chunk)) {
                 lines.push_back("  " + display(triple->p) + " " + display(triple->o, true));
             }
+            for (const auto& document : chunk_documents) {
+                if (auto fresh = freshness(document); !fresh.empty())
+                    lines.push_back("  " + display(document) + ": " + fresh);
+            }
         }
         for (const auto& document : documents) {
             (void)graph_.take(document, vocab::kRdfType);
             lines.push_back("document " + display(document));
+            if (auto fresh = freshness(document); !fresh.empty()) lines.push_back("  " + fresh);
             for (const Triple* triple : graph_.take_rest(document)) {
                 lines.push_back("  " + display(triple->p) + " " + display(triple->o, true));
             }

@@ -288,6 +288,73 @@ TEST(SummaryTree, AnAgentRunShowsItsToolCallsAndObservationsInOneLineEach) {
     EXPECT_FALSE(contains(tree, "\"dir\"")) << tree;
 }
 
+// Issue 35: a source past its collection's revalidation age is marked where the summary names
+// what it backs (a kept edge, an answer's source) with its own date and the collection's max
+// age; the full tree with --show-sources gives every source's date, loading time, max age and
+// the STALE mark. A fresh source carries no mark.
+BuiltRun dated_graph_rag(bool stale) {
+    BuiltRun run = one_hop_graph_rag();
+    const schema::Term document = schema::iri("file:///sample/orrin.ttl");
+    const auto add = [&](std::string_view p, schema::Term o) {
+        run.trace.events[3].triples.push_back(
+            schema::make_triple(document, schema::iri(std::string(p)), std::move(o)));
+    };
+    add(vocab::kDctermsDate,
+        schema::typed_literal("2020-01-01", "http://www.w3.org/2001/XMLSchema#date"));
+    add(vocab::kProvGeneratedAtTime,
+        schema::typed_literal("2026-12-01T10:00:00Z", "http://www.w3.org/2001/XMLSchema#dateTime"));
+    add(vocab::kMaxAge, schema::literal("30d"));
+    add(vocab::kStale, schema::typed_literal(stale ? "true" : "false",
+                                             "http://www.w3.org/2001/XMLSchema#boolean"));
+    return run;
+}
+
+TEST(SummaryTree, AStaleSourceIsMarkedWithItsDateAndMaxAge) {
+    const std::string tree = render_tree(dated_graph_rag(true).trace, with_labels(sample_labels()));
+    EXPECT_TRUE(contains(tree,
+                         "0.42  Greyhollow Light was designed by Ilse Varrow  STALE (dated "
+                         "2020-01-01, max age 30d)\n"))
+        << tree;
+    const std::string fresh = render_tree(dated_graph_rag(false).trace);
+    EXPECT_FALSE(contains(fresh, "STALE")) << fresh;
+
+    TreeOptions sources;
+    sources.full = true;
+    sources.show_sources = true;
+    const std::string full = render_tree(dated_graph_rag(true).trace, sources);
+    EXPECT_TRUE(contains(full, "document <file:///sample/orrin.ttl>\n")) << full;
+    EXPECT_TRUE(contains(full, "  dated 2020-01-01, loaded 2026-12-01T10:00:00Z, max age 30d, "
+                               "STALE\n"))
+        << full;
+    const std::string full_fresh = render_tree(dated_graph_rag(false).trace, sources);
+    EXPECT_TRUE(contains(full_fresh, "  dated 2020-01-01, loaded 2026-12-01T10:00:00Z, max age "
+                                     "30d\n"))
+        << full_fresh;
+    EXPECT_FALSE(contains(full_fresh, "STALE")) << full_fresh;
+}
+
+TEST(SummaryTree, AnAgentsStaleAnswerSourceIsNamedOnItsConclusion) {
+    BuiltRun agent("agent", "When was Saltspire Light built?");
+    const auto& q = agent.uris;
+    auto conclusion = explain::conclusion(q, step(4, std::nullopt), {"1879 [1].", std::nullopt},
+                                          "final-answer", std::string("1879"));
+    explain::AnswerProvenance provenance;
+    provenance.engine = "agent";
+    provenance.sources.push_back({"file:///register.ttl", 3, "agent", std::nullopt,
+                                  "2026-12-01T10:00:00Z", "2020-01-01", true});
+    provenance.sources.push_back({"file:///orrin.ttl", 1, "agent", std::nullopt,
+                                  "2026-12-01T10:00:00Z", "", false});
+    auto sink = explain::triple_list();
+    explain::answer_provenance(sink, q, provenance);
+    for (auto& t : sink.take()) conclusion.push_back(std::move(t));
+    agent.add(q.conclusion(), std::move(conclusion));
+    const std::string tree = render_tree(agent.trace);
+    EXPECT_TRUE(contains(tree, "stale source register.ttl (dated 2020-01-01, loaded "
+                               "2026-12-01T10:00:00Z, STALE)"))
+        << tree;
+    EXPECT_FALSE(contains(tree, "stale source orrin.ttl")) << tree;
+}
+
 // A `forget` as the store records it (docs/knowledge.md §10): the change on the run's first
 // step, its removed facts (rdf:Statements invalidated by it) in a batch step of their own.
 TEST(SummaryTree, AKnowledgeChangeSaysWhoChangedWhatAndListsTheRemovedFacts) {
