@@ -557,6 +557,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     add_trace_tail_route(state);
     add_metrics_route(state);
     add_trace_routes(state);
+    add_eval_routes(state);
     add_knowledge_routes(state);
     add_collection_routes(state);
     add_mcp_routes(state);

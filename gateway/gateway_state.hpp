@@ -102,6 +102,11 @@ Problem not_acceptable(std::span<const std::string_view> offered);
 std::optional<std::size_t> admit(const httplib::Request& req, httplib::Response& res,
                                  const RouteShape& shape);
 
+// A query-string integer from `min` to `max`; InvalidRequest naming `name` otherwise
+// (trace_routes.cpp).
+base::Result<long long> integer_param(const std::string& name, const std::string& text,
+                                      long long min, long long max);
+
 // The route registrations, one file each.
 void add_query_routes(Gateway::State& state);
 void add_trace_routes(Gateway::State& state);
@@ -112,6 +117,7 @@ void add_trace_tail_route(Gateway::State& state);
 void add_metrics_route(Gateway::State& state);
 void add_mcp_routes(Gateway::State& state);     // /mcp (mcp_routes.cpp, docs/mcp.md)
 void add_sparql_routes(Gateway::State& state);  // POST /api/v1/sparql (docs/sparql.md)
+void add_eval_routes(Gateway::State& state);    // /api/v1/evals (eval_routes.cpp)
 
 // What a caller inside the gateway hears of a question while it runs, and how it stops it.
 struct QueryWatch {

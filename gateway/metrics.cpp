@@ -236,13 +236,13 @@ void cost_metrics(std::string& out, const json& traces) {
 std::string route_label(const std::string& method, const std::string& path) {
     // Labels come from a fixed set, so a client sending made-up paths cannot grow the metrics
     // (each label is a time series kept for the gateway's lifetime).
-    static constexpr std::array<std::string_view, 11> kRoutes = {
+    static constexpr std::array<std::string_view, 12> kRoutes = {
         "/api/v1/query",     "/api/v1/search",
         "/api/v1/traces",    "/api/v1/load/rdf",
         "/api/v1/load/docs", "/api/v1/graph/stats",
         "/api/v1/health",    "/api/v1/openapi.json",
         "/metrics",          "/mcp",
-        "/api/v1/sparql"};
+        "/api/v1/sparql",    "/api/v1/evals"};
     static constexpr std::array<std::string_view, 9> kMethods = {
         "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"};
     std::string route;
@@ -252,6 +252,8 @@ std::string route_label(const std::string& method, const std::string& path) {
         route = path;
     else if (path.starts_with(kTraces))
         route = path.ends_with("/events") ? "/api/v1/traces/{id}/events" : "/api/v1/traces/{id}";
+    else if (path.starts_with("/api/v1/evals/"))
+        route = path.ends_with(".svg") ? "/api/v1/evals/{name}/{chart}" : "/api/v1/evals/{name}";
     else if (path.starts_with("/api/") || path.starts_with("/mcp"))
         route = "unmatched";
     else

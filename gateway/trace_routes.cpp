@@ -14,10 +14,6 @@ using base::ErrorType;
 using base::make_error;
 using nlohmann::json;
 
-namespace {
-
-constexpr std::size_t kMaxParamBytes = 1024;
-
 base::Result<long long> integer_param(const std::string& name, const std::string& text,
                                       long long min, long long max) {
     long long value = 0;
@@ -28,6 +24,10 @@ base::Result<long long> integer_param(const std::string& name, const std::string
                                                           std::to_string(max));
     return value;
 }
+
+namespace {
+
+constexpr std::size_t kMaxParamBytes = 1024;
 
 // The list's filters. Unknown parameters are refused (admit) so a misspelt filter cannot
 // silently list everything.

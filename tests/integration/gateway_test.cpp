@@ -741,6 +741,27 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     EXPECT_NE(rows[0].value("session", "").find(trace), std::string::npos) << rows.dump();
     EXPECT_EQ(rows[0]["evaluations"][0]["run"], "openapi") << rows.dump();
     get("/api/v1/traces?evaluated=maybe");
+    // `glassbox eval` records its run (docs/evaluation.md, "Evaluation runs"): listed and shown.
+    const auto set = dir() / "openapi-set.jsonl";
+    std::ofstream(set) << json{{"id", "curlew"}, {"question", question}, {"answers", {"Oskar Brenn"}}}
+                       << "\n";
+    const auto evaluated_set =
+        run_glassbox({"eval", set.string(), "--engine", "graph-rag", "--out",
+                      (dir() / "openapi-eval").string(), "--broker", broker_.endpoint},
+                     milliseconds{120'000});
+    ASSERT_TRUE(evaluated_set.status.exited && evaluated_set.status.code == 0)
+        << evaluated_set.out << evaluated_set.err;
+    const auto eval_runs = get("/api/v1/evals");
+    ASSERT_EQ(eval_runs.status, 200) << eval_runs.describe();
+    ASSERT_EQ(eval_runs.body_json()["runs"].size(), 1u) << eval_runs.describe();
+    EXPECT_EQ(eval_runs.body_json()["runs"][0]["name"], "openapi-eval");
+    const auto eval_run = get("/api/v1/evals/openapi-eval");
+    ASSERT_EQ(eval_run.status, 200) << eval_run.describe();
+    EXPECT_EQ(eval_run.body_json()["run"]["rows"][0]["id"], "curlew") << eval_run.describe();
+    EXPECT_EQ(http("GET", "/api/v1/evals/openapi-eval/risk-coverage.svg").body.rfind("<svg", 0),
+              0u);
+    get("/api/v1/evals/none");
+    get("/api/v1/evals?limit=0");
     get("/api/v1/traces/" + trace);
     get("/api/v1/traces/00000000-none");
     // Two runs compared (docs/traces.md, "Replay and compare"): the trace with itself, an unknown
@@ -773,6 +794,9 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
                                                           {"get", "/api/v1/traces/{id}"},
                                                           {"get", "/api/v1/traces/{id}/events"},
                                                           {"get", "/api/v1/traces/compare"},
+                                                          {"get", "/api/v1/evals"},
+                                                          {"get", "/api/v1/evals/{name}"},
+                                                          {"get", "/api/v1/evals/{name}/{chart}"},
                                                           {"get", "/api/v1/graph/stats"},
                                                           {"get", "/api/v1/health"},
                                                           {"get", "/api/v1/openapi.json"},
@@ -787,6 +811,92 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     EXPECT_EQ(checked.status.code, 0) << verdict.dump(2);
     EXPECT_TRUE(verdict["failures"].empty()) << verdict.dump(2);
     EXPECT_GT(verdict.value("checked", 0), 40);
+}
+
+// An evaluation run as `glassbox eval` records it (the trace service's eval_record): two
+// questions, one with a trace, and two charts.
+const std::string kChartSvg =
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"400\" height=\"400\"><title>Reliability"
+    "</title><rect width=\"400\" height=\"400\" fill=\"white\"/></svg>\n";
+
+json eval_record_request(const std::string& name, double hits1) {
+    const json rows = json::array(
+        {{{"id", "q1"}, {"question", "Who?"}, {"verdict", "hit"}, {"trace", "urn:glassbox:t:q"}},
+         {{"id", "q2"}, {"question", "<b>What?</b>"}, {"verdict", "error"}, {"trace", nullptr}}});
+    return {{"op", "eval_record"},
+            {"eval_run",
+             {{"name", name},
+              {"set", "capitals"},
+              {"set_path", "/sets/capitals.jsonl"},
+              {"engine", "graph-rag"},
+              {"collection", ""},
+              {"summary", {{"questions", 2}, {"hits1", hits1}, {"ece", nullptr}}},
+              {"rows", rows}}},
+            {"reliability_svg", kChartSvg},
+            {"risk_coverage_svg", kChartSvg}};
+}
+
+// Evaluation runs (docs/evaluation.md, "Evaluation runs"): listed newest first and paged, shown
+// with their rows and the paths of their charts, and each chart served as SVG under a policy that
+// runs nothing of it; unknown runs, bad pages and Accepts that admit neither are problems.
+TEST_F(GatewayTest, EvaluationRunsAreListedShownAndTheirChartsServedAsSvg) {
+    start(false);
+    const auto empty = http("GET", "/api/v1/evals");
+    ASSERT_EQ(empty.status, 200) << empty.describe();
+    EXPECT_EQ(empty.body_json()["total"], 0) << empty.describe();
+    for (const auto& [name, hits1] : {std::pair{"first run", 0.5}, std::pair{"second", 1.0}}) {
+        const auto recorded = run_glassbox({"call", "trace", eval_record_request(name, hits1).dump(),
+                                            "--broker", broker_.endpoint});
+        ASSERT_TRUE(recorded.status.exited && recorded.status.code == 0) << recorded.err;
+    }
+
+    const auto list = http("GET", "/api/v1/evals");
+    ASSERT_EQ(list.status, 200) << list.describe();
+    const json listed = list.body_json();
+    EXPECT_EQ(listed["total"], 2);
+    EXPECT_EQ(listed["next_offset"], nullptr);
+    ASSERT_EQ(listed["runs"].size(), 2u) << list.describe();
+    EXPECT_EQ(listed["runs"][0]["name"], "second") << "newest first";
+    EXPECT_EQ(listed["runs"][1]["summary"]["hits1"], 0.5);
+    const std::string href = listed["runs"][1].value("href", "");
+    EXPECT_EQ(href, "/api/v1/evals/first%20run");
+    const json page = http("GET", "/api/v1/evals?limit=1").body_json();
+    ASSERT_EQ(page["runs"].size(), 1u) << page.dump();
+    EXPECT_EQ(page["next_offset"], 1);
+    EXPECT_EQ(http("GET", "/api/v1/evals?limit=1&offset=1").body_json()["runs"][0]["name"],
+              "first run");
+
+    const auto shown = http("GET", href);
+    ASSERT_EQ(shown.status, 200) << shown.describe();
+    const json run = shown.body_json()["run"];
+    EXPECT_EQ(run["engine"], "graph-rag");
+    ASSERT_EQ(run["rows"].size(), 2u) << run.dump();
+    EXPECT_EQ(run["rows"][0]["trace"], "urn:glassbox:t:q");
+    EXPECT_EQ(run["rows"][1]["question"], "<b>What?</b>") << "stored as given, shown as text";
+    EXPECT_EQ(run["charts"]["reliability"], href + "/reliability.svg");
+    EXPECT_EQ(run["charts"]["risk_coverage"], href + "/risk-coverage.svg");
+
+    for (const std::string chart : {"reliability", "risk_coverage"}) {
+        const auto svg = http("GET", run["charts"][chart].get<std::string>(),
+                              {}, {"Accept: image/avif,image/svg+xml,image/*,*/*;q=0.8"});
+        ASSERT_EQ(svg.status, 200) << chart << " " << svg.describe();
+        EXPECT_EQ(svg.headers.value("content-type", ""), "image/svg+xml");
+        const std::string policy = svg.headers.value("content-security-policy", "");
+        EXPECT_NE(policy.find("default-src 'none'"), std::string::npos) << policy;
+        EXPECT_NE(policy.find("sandbox"), std::string::npos) << policy;
+        EXPECT_EQ(svg.headers.value("x-content-type-options", ""), "nosniff");
+        EXPECT_EQ(svg.body, kChartSvg);
+    }
+
+    expect_problem(http("GET", "/api/v1/evals/nope"), 404, "NotFound");
+    expect_problem(http("GET", "/api/v1/evals/nope/reliability.svg"), 404, "NotFound");
+    expect_problem(http("GET", "/api/v1/evals?limit=0"), 400, "InvalidRequest");
+    expect_problem(http("GET", "/api/v1/evals?offset=-1"), 400, "InvalidRequest");
+    expect_problem(http("GET", "/api/v1/evals?colour=red"), 400, "InvalidRequest");
+    expect_problem(http("GET", href + "?format=png"), 400, "InvalidRequest");
+    expect_problem(http("GET", href + "/reliability.svg", {}, {"Accept: application/json"}), 406,
+                   "NotAcceptable");
+    expect_problem(http("GET", href, {}, {"Accept: image/svg+xml"}), 406, "NotAcceptable");
 }
 
 TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) {
