@@ -133,7 +133,7 @@ Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& featu
 QuestionExpectation question_expectation(std::string_view question) {
     const auto analysed = detail::analysed_question(question);
     return {analysed->relations.chain.size(), analysed->intent.type == detail::AnswerType::kYesNo,
-            analysed->intent.list};
+            analysed->intent.list, analysed->intent.type == detail::AnswerType::kAgent};
 }
 
 std::vector<QuestionPart> question_parts(std::string_view question,

@@ -71,6 +71,7 @@ struct QuestionExpectation {
     std::size_t relations = 0;
     bool yes_no = false;
     bool list = false;  // it asks for every answer ("who are the children of X")
+    bool agent = false;  // it asks who (a person or an organisation)
 };
 QuestionExpectation question_expectation(std::string_view question);
 

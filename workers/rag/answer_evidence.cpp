@@ -2,6 +2,7 @@
 #include "workers/rag/answer_evidence.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -198,6 +199,72 @@ bool contains_phrase(std::string_view haystack_folded, const std::string& phrase
     return padded.find(" " + phrase + " ") != std::string::npos;
 }
 
+// The first sentence of `text` that holds `phrase_folded` (a sentence ends at '.', '!' or '?'
+// before a space), "" when none does.
+std::string_view sentence_holding(std::string_view text, const std::string& phrase_folded) {
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = start;
+        while (end < text.size() &&
+               !((text[end] == '.' || text[end] == '!' || text[end] == '?') &&
+                 (end + 1 == text.size() || text[end + 1] == ' ' || text[end + 1] == '\n')))
+            ++end;
+        end = std::min(end + 1, text.size());
+        const auto sentence = text.substr(start, end - start);
+        if (contains_phrase(folded(sentence), phrase_folded)) return sentence;
+        start = end;
+    }
+    return {};
+}
+
+// True when `answer`, as written, is shaped like a person's name: two to four words, each a
+// capitalised word of letters (not an acronym: "MBC FM"), joined by at most one lower-case
+// particle ("Ludwig van Beethoven").
+bool name_shaped(std::string_view answer) {
+    std::size_t words = 0;
+    std::size_t particles = 0;
+    std::size_t start = 0;
+    while (start < answer.size()) {
+        std::size_t end = answer.find(' ', start);
+        if (end == std::string_view::npos) end = answer.size();
+        const auto word = answer.substr(start, end - start);
+        start = end + 1;
+        if (word.empty()) continue;
+        const auto letter = [](char c) {
+            return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' ||
+                   c == '\'' || static_cast<unsigned char>(c) >= 0x80;
+        };
+        if (!std::all_of(word.begin(), word.end(), letter)) return false;
+        const auto first = static_cast<unsigned char>(word.front());
+        if (std::islower(first) != 0) {
+            ++particles;
+            continue;
+        }
+        const bool acronym = word.size() > 1 && std::none_of(word.begin(), word.end(), [](char c) {
+                                 return std::islower(static_cast<unsigned char>(c)) != 0;
+                             });
+        if (acronym) return false;
+        ++words;
+    }
+    return words >= 2 && words <= 4 && particles <= 1;
+}
+
+// How far the best kept chunk's score stands above the runner-up's, as a share of the best
+// (0 with fewer than two chunks or no positive score).
+double retrieval_margin(const std::vector<EvidenceChunk>& kept) {
+    double best = 0.0;
+    double second = 0.0;
+    for (const auto& c : kept) {
+        if (c.score > best) {
+            second = best;
+            best = c.score;
+        } else if (c.score > second) {
+            second = c.score;
+        }
+    }
+    return kept.size() < 2 || best <= 0.0 ? 0.0 : (best - second) / best;
+}
+
 }  // namespace
 
 schema::explain::AnswerCompleteness graph_completeness(const GraphEvidence& ev,
@@ -326,16 +393,33 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
     }
     const auto answer_stems = content_stems(answer);
     const auto question_stems = content_stems(ev.question);
+    const auto expectation = reasoner::question_expectation(ev.question);
     const bool in_question =
         !answer_stems.empty() &&
         std::all_of(answer_stems.begin(), answer_stems.end(),
                     [&](const std::string& w) { return question_stems.contains(w); });
     double words = 0.0;
     text::for_each_word(answer, [&](std::string_view) { words += 1.0; });
+    // The sentence that states the answer: in the first chunk it stands on that holds it, else
+    // in the first chunk that does.
+    std::string_view stating;
+    std::vector<std::size_t> holders = grounds;
+    if (first) holders.push_back(*first);
+    for (const auto i : holders) {
+        if (i >= ev.kept.size() || yes_no || answer.empty()) continue;
+        stating = sentence_holding(ev.kept[i].text, answer);
+        if (!stating.empty()) break;
+    }
+    const bool titled =
+        !yes_no && !answer.empty() && std::any_of(ev.kept.begin(), ev.kept.end(), [&](const auto& c) {
+            const std::string title = folded(c.title);
+            return !title.empty() &&
+                   (contains_phrase(title, answer) || contains_phrase(answer, title));
+        });
     return {
         {"answered", answer.empty() ? 0.0 : 1.0},
         {"yes_no", yes_no ? 1.0 : 0.0},
-        {"yes_no_question", reasoner::question_expectation(ev.question).yes_no ? 1.0 : 0.0},
+        {"yes_no_question", expectation.yes_no ? 1.0 : 0.0},
         {"answer_in_question", in_question ? 1.0 : 0.0},
         {"type_mismatch",
          !answer.empty() && reasoner::answer_type_mismatch(ev.question, *ev.short_answer) ? 1.0
@@ -345,6 +429,12 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
         {"answer_rank", first ? 1.0 / static_cast<double>(*first + 1) : 0.0},
         {"question_coverage", coverage(question_stems, said)},
         {"cited_documents", static_cast<double>(cited_documents.size())},
+        {"sentence_coverage", coverage(question_stems, content_stems(stating))},
+        {"retrieval_margin", retrieval_margin(ev.kept)},
+        {"answer_titled", titled ? 1.0 : 0.0},
+        {"who_not_name",
+         !answer.empty() && !yes_no && expectation.agent && !name_shaped(*ev.short_answer) ? 1.0
+                                                                                         : 0.0},
     };
 }
 
@@ -376,6 +466,10 @@ std::string_view doubt_of(std::string_view feature) {
         {"answer_documents", "how many documents state it"},
         {"answer_rank", "where the retrieved text states it"},
         {"cited_documents", "how many documents the answer draws on"},
+        {"sentence_coverage", "the sentence that states it shares few of the question's words"},
+        {"retrieval_margin", "no passage stands out from the others"},
+        {"answer_titled", "whether a document is about it"},
+        {"who_not_name", "the question asks who, and it is not shaped like a name"},
     };
     for (const auto& [name, doubt] : kDoubts) {
         if (name == feature) return doubt;

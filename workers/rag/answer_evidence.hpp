@@ -77,6 +77,8 @@ std::string completeness_note(const schema::explain::AnswerCompleteness& complet
 struct EvidenceChunk {
     std::string text;
     std::string document;
+    std::string title;   // its document's title
+    double score = 0.0;  // its retrieval (fusion) score
 };
 
 struct DocumentEvidence {
@@ -88,7 +90,12 @@ struct DocumentEvidence {
 };
 
 // answered, yes_no, yes_no_question, answer_in_question, type_mismatch, answer_words,
-// answer_documents, answer_rank, question_coverage, cited_documents.
+// answer_documents, answer_rank, question_coverage, cited_documents, sentence_coverage (the
+// question's content words in the sentence that states the answer), retrieval_margin (how far the
+// best chunk's score stands above the runner-up's), answer_titled (the answer names a kept
+// document's title, or the title names it: an entity the collection has a document on) and
+// who_not_name (the question asks who, and the answer is not shaped like a name: one word, an
+// acronym, words in lower case).
 reasoner::EvidenceFeatures document_features(const DocumentEvidence& evidence);
 
 // The answer's confidence as the trace records it: `features`, scored by the calibrator shipped

@@ -372,7 +372,8 @@ private:
         DocumentEvidence ev;
         ev.question = query_.query;
         for (const std::size_t i : selected_)
-            ev.kept.push_back({retrieved_[i].text, retrieved_[i].document_id});
+            ev.kept.push_back({retrieved_[i].text, retrieved_[i].document_id,
+                               retrieved_[i].document_title, fusion_[i].score});
         ev.short_answer = synthesised.short_answer;
         for (const auto& id : synthesised.short_answer_ids) {
             if (const auto n = marker_number(id, "c"); n && *n >= 1)

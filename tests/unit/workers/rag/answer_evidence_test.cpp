@@ -179,9 +179,9 @@ TEST(AnswerEvidenceTest, AConflictLowersTheConfidenceAndIsSaid) {
 TEST(AnswerEvidenceTest, DocumentSupportRankAndCoverage) {
     DocumentEvidence ev;
     ev.question = "Which shipyard built the Curlew ferry?";
-    ev.kept = {{"The Curlew ferry sails daily.", "d1"},
-               {"Brenn Shipyard built the Curlew ferry in 1931.", "d2"},
-               {"Brenn Shipyard also built the Gannet.", "d3"}};
+    ev.kept = {{"The Curlew ferry sails daily.", "d1", "Curlew", 1.0},
+               {"Brenn Shipyard built the Curlew ferry in 1931.", "d2", "Brenn", 0.9},
+               {"Brenn Shipyard also built the Gannet.", "d3", "Gannet", 0.8}};
     ev.short_answer = "Brenn Shipyard";
     ev.answer_chunks = {1};
     ev.cited_chunks = {1};
@@ -196,6 +196,44 @@ TEST(AnswerEvidenceTest, DocumentSupportRankAndCoverage) {
     EXPECT_EQ(f.at("answer_in_question"), 0.0);
     ev.short_answer = "no";
     EXPECT_EQ(by_name(document_features(ev)).at("yes_no"), 1.0);
+}
+
+TEST(AnswerEvidenceTest, TheSentenceStatingTheAnswerTheMarginAndTheTitles) {
+    DocumentEvidence ev;
+    ev.question = "Which shipyard built the Curlew ferry?";
+    ev.kept = {{"The Curlew ferry sails daily. It was built in 1931.", "d1", "Curlew", 2.0},
+               {"Brenn Shipyard was founded in 1890. It built the Curlew ferry.", "d2",
+                "Brenn Shipyard", 1.5},
+               {"The Gannet sails weekly.", "d3", "Gannet", 0.5}};
+    ev.short_answer = "Brenn Shipyard";
+    ev.answer_chunks = {1};
+    auto f = by_name(document_features(ev));
+    // "Brenn Shipyard was founded in 1890.": shipyard of shipyard, built, curlew, ferry.
+    EXPECT_DOUBLE_EQ(f.at("sentence_coverage"), 0.25);
+    EXPECT_DOUBLE_EQ(f.at("retrieval_margin"), 0.25);  // (2.0 - 1.5) / 2.0
+    EXPECT_EQ(f.at("answer_titled"), 1.0);
+    EXPECT_EQ(f.at("who_not_name"), 0.0);  // the question does not ask who
+    ev.short_answer = "Gannet Ferries";
+    ev.answer_chunks.clear();
+    f = by_name(document_features(ev));
+    EXPECT_EQ(f.at("sentence_coverage"), 0.0);  // no sentence states it
+    EXPECT_EQ(f.at("answer_titled"), 1.0);      // it names the title "Gannet"
+    ev.kept.resize(1);
+    EXPECT_EQ(by_name(document_features(ev)).at("retrieval_margin"), 0.0);  // no runner-up
+}
+
+TEST(AnswerEvidenceTest, AWhoQuestionAnsweredByWhatIsNotAName) {
+    DocumentEvidence ev;
+    ev.question = "Who founded the shipyard that built the Curlew ferry?";
+    ev.kept = {{"Oskar Brenn founded Brenn Shipyard on TV in Cobble Quay.", "d1", "Brenn", 1.0}};
+    for (const std::string name : {"Oskar Brenn", "Ludwig van Beethoven", "Jean-Luc Brenn"}) {
+        ev.short_answer = name;
+        EXPECT_EQ(by_name(document_features(ev)).at("who_not_name"), 0.0) << name;
+    }
+    for (const std::string not_name : {"Cobble", "TV", "MBC FM", "the shipyard", "Brenn 1931"}) {
+        ev.short_answer = not_name;
+        EXPECT_EQ(by_name(document_features(ev)).at("who_not_name"), 1.0) << not_name;
+    }
 }
 
 TEST(AnswerEvidenceTest, TheFinalCarriesTheFeaturesAndTheCalibratedConfidence) {
