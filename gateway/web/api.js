@@ -144,8 +144,22 @@
     return getJson("/api/v1/traces/compare?" + new URLSearchParams({a, b}).toString(), signal);
   }
 
+  // Evaluation runs (docs/evaluation.md, "Evaluation runs"): a page of them, one with its rows.
+  const evalUrl = (name) => "/api/v1/evals/" + encodeURIComponent(name);
+  function listEvals(offset, signal) {
+    return getJson("/api/v1/evals?" + new URLSearchParams({limit: "50", offset: String(offset || 0)}).toString(), signal);
+  }
+  // A chart as an object URL: an <img src> cannot carry the bearer token, so the SVG is fetched
+  // and handed to the image as a blob (an image runs no script of its document either way).
+  async function chartObjectUrl(path, signal) {
+    const response = await fetch(path, {headers: headers({Accept: "image/svg+xml"}), signal});
+    if (!response.ok) throw await failure(response);
+    return URL.createObjectURL(await response.blob());
+  }
+
   GB.api = {ApiError, SseParser, streamQuery, getJson, listTraces, traceUrl, token, setToken, headers, download,
-    compareTraces,
+    compareTraces, listEvals, evalUrl, chartObjectUrl,
+    showEval: (name, signal) => getJson(evalUrl(name), signal),
     showTrace: (id, signal) => getJson(traceUrl(id), signal),
     // The body unparsed, so that a caller can time the parse with the rendering.
     showTraceText: (id, signal) => getText(traceUrl(id), signal)};

@@ -4,7 +4,7 @@
 "use strict";
 (function (GB) {
   const {h, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks, confidenceBadge, affectedBanner,
-    renderComparison} = GB.views;
+    renderComparison, renderEvalFigures, renderEvalRows} = GB.views;
   const $ = (id) => document.getElementById(id);
 
   const state = {
@@ -12,6 +12,7 @@
     chunkTexts: new Map(), sources: new Map(), citations: [],
     pinned: null, eventCount: 0, redraw: 0, listNext: null, generation: 0,
     ticked: [],  // the sessions ticked in the list, to compare (two at most, the last two)
+    evalNext: null, evalOpen: "", chartUrls: [],  // the evaluation list's next page, the run open
   };
   const STEP_FIRST = 120, STEP_BATCH = 300;
   const viewer = {state, lastRender: null, ready: false};
@@ -50,11 +51,16 @@
   }
 
   // The one-trace view, or (false) the side-by-side view of two.
-  function showTraceView(on) {
-    $("run-header").hidden = !on;
-    $("trace-columns").hidden = !on;
-    $("compare-view").hidden = on;
-    if (!on) $("affected").hidden = true;
+  function showTraceView(on) { showView(on ? "trace" : "compare"); }
+
+  // One of the main views: "trace", "compare" (two traces) or "eval" (an evaluation run).
+  function showView(which) {
+    $("run-header").hidden = which !== "trace";
+    $("trace-columns").hidden = which !== "trace";
+    $("compare-view").hidden = which !== "compare";
+    $("eval-view").hidden = which !== "eval";
+    if (which !== "trace") $("affected").hidden = true;
+    if (which !== "eval") state.evalOpen = "";
   }
 
   // "key value" items, the empty ones left out.
@@ -595,8 +601,115 @@
   function fromHash() {
     const pair = GB.parseCompareHash(location.hash);
     if (pair) return openCompare(pair.a, pair.b);
+    const e = /^#eval=(.+)$/.exec(location.hash);
+    if (e) return openEval(decodeURIComponent(e[1]));
     const m = /^#trace=(.+)$/.exec(location.hash);
     if (m) openTrace(decodeURIComponent(m[1]));
+  }
+
+  // ---- evaluation runs (glassbox eval; docs/evaluation.md, "Evaluation runs") -------------
+  const when = (t) => (t || "").replace("T", " ").slice(0, 16);
+
+  let evalSeq = 0;
+  async function refreshEvals(more) {
+    const seq = ++evalSeq;
+    const body = $("eval-list").tBodies[0];
+    try {
+      const reply = await GB.api.listEvals(more ? state.evalNext : 0);
+      if (seq !== evalSeq) return;
+      const frag = document.createDocumentFragment();
+      for (const r of reply.runs || []) {
+        const s = r.summary || {};
+        const tr = h("tr", {"data-eval": r.name, tabindex: "0", class: r.name === state.evalOpen ? "current" : ""});
+        tr.appendChild(h("td", {class: "name mono", title: r.name}, GB.views.clip(r.name, 40)));
+        tr.appendChild(h("td", {title: r.set_path || ""}, r.set || ""));
+        tr.appendChild(h("td", null, GB.views.share(s.hits1)));
+        tr.appendChild(h("td", null, typeof s.ece === "number" ? GB.views.share(s.ece) : "–"));
+        tr.appendChild(h("td", {title: r.recorded || ""}, when(r.recorded).slice(5)));
+        frag.appendChild(tr);
+      }
+      if (more) body.appendChild(frag); else body.replaceChildren(frag);
+      state.evalNext = reply.next_offset === null || reply.next_offset === undefined ? null : reply.next_offset;
+      $("eval-more").hidden = state.evalNext === null;
+      $("eval-total").textContent = "(" + body.rows.length + " of " + reply.total + ")";
+    } catch (e) {
+      if (seq !== evalSeq) return;
+      needToken(e);
+      body.replaceChildren(h("tr", null));
+      body.rows[0].appendChild(h("td", {colspan: "5", class: "error"}, "could not list evaluation runs: " + e.message));
+    }
+  }
+
+  function onEvalListClick(ev) {
+    const tr = ev.target.closest("tr[data-eval]");
+    if (!tr) return;
+    const hash = "#eval=" + encodeURIComponent(tr.dataset.eval);
+    if (location.hash === hash) openEval(tr.dataset.eval); else location.hash = hash;
+  }
+
+  // Loads a chart into its <img>; resolves true once the image decoded (the test reads it).
+  async function loadChart(img, path, generation) {
+    img.removeAttribute("src");
+    const url = await GB.api.chartObjectUrl(path);
+    if (generation !== state.generation) { URL.revokeObjectURL(url); return false; }
+    state.chartUrls.push(url);
+    img.src = url;
+    await img.decode();
+    return img.naturalWidth > 0;
+  }
+
+  async function openEval(name) {
+    stopStreams();
+    state.generation++;
+    const generation = state.generation;
+    for (const url of state.chartUrls) URL.revokeObjectURL(url);
+    state.chartUrls = [];
+    showView("eval");
+    state.evalOpen = name;
+    for (const tr of $("eval-list").tBodies[0].rows) tr.classList.toggle("current", tr.dataset.eval === name);
+    $("eval-title").textContent = "Evaluation run " + name;
+    $("eval-meta").replaceChildren();
+    $("eval-error").hidden = true;
+    $("eval-figures").tBodies[0].replaceChildren();
+    $("eval-rows").tBodies[0].replaceChildren();
+    $("eval-row-count").textContent = "";
+    for (const id of ["eval-reliability", "eval-risk"]) $(id).removeAttribute("src");
+    viewer.lastEval = null;
+    setStatus("loading evaluation run…");
+    try {
+      const {run} = await GB.api.showEval(name);
+      if (generation !== state.generation) return;
+      meta($("eval-meta"), [["set", run.set], ["file", run.set_path], ["engine", run.engine],
+        ["collection", run.collection || "default"], ["started", when(run.started)], ["finished", when(run.finished)],
+        ["recorded", when(run.recorded)]]);
+      renderEvalFigures($("eval-figures").tBodies[0], run.summary);
+      const rows = Array.isArray(run.rows) ? run.rows : [];
+      renderEvalRows($("eval-rows").tBodies[0], rows);
+      const questions = run.summary && run.summary.questions;
+      $("eval-row-count").textContent = "(" + rows.length + (questions > rows.length ? " of " + questions : "") + ")";
+      const figures = {};
+      for (const tr of $("eval-figures").tBodies[0].rows) figures[tr.dataset.figure] = tr.cells[1].textContent;
+      viewer.lastEval = {name: run.name, figures, rows: rows.length, charts: {reliability: false, risk_coverage: false}};
+      setStatus("evaluation run open");
+      const charts = run.charts || {};
+      const loaded = await Promise.allSettled([loadChart($("eval-reliability"), charts.reliability, generation),
+        loadChart($("eval-risk"), charts.risk_coverage, generation)]);
+      if (generation !== state.generation) return;
+      viewer.lastEval.charts = {reliability: loaded[0].status === "fulfilled" && loaded[0].value,
+        risk_coverage: loaded[1].status === "fulfilled" && loaded[1].value};
+      const failed = loaded.find((r) => r.status === "rejected");
+      if (failed) {
+        $("eval-error").textContent = "a chart could not be shown: " + failed.reason.message;
+        $("eval-error").hidden = false;
+      }
+    } catch (e) {
+      if (generation !== state.generation) return;
+      needToken(e);
+      $("eval-error").textContent = (e.type || "Error") + ": " + e.message;
+      $("eval-error").hidden = false;
+      viewer.lastEval = {error: (e.type || "Error") + ": " + e.message};
+      setStatus("could not open the evaluation run");
+    }
   }
 
   // ---- wiring ----------------------------------------------------------------------------
@@ -613,6 +726,7 @@
       $("token").value = "";
       $("auth-note").textContent = GB.api.token() ? "token set for this tab" : "token cleared";
       refreshList();
+      refreshEvals();
     });
     let debounce = 0;
     $("trace-search").addEventListener("input", () => { clearTimeout(debounce); debounce = setTimeout(() => refreshList(), 250); });
@@ -627,6 +741,14 @@
       else { resetView("No trace open"); history.replaceState(null, "", location.pathname); }
     });
     $("trace-list").addEventListener("click", onListClick);
+    $("eval-list").addEventListener("click", onEvalListClick);
+    $("eval-list").addEventListener("keydown", (ev) => { if (ev.key === "Enter") onEvalListClick(ev); });
+    $("eval-refresh").addEventListener("click", () => refreshEvals());
+    $("eval-more").addEventListener("click", () => refreshEvals(true));
+    $("eval-close").addEventListener("click", () => {
+      if (state.trace) location.hash = "#trace=" + encodeURIComponent(state.trace);
+      else { resetView("No trace open"); history.replaceState(null, "", location.pathname); }
+    });
     $("trace-list").addEventListener("keydown", (ev) => { if (ev.key === "Enter") onListClick(ev); });
     $("open-file").addEventListener("change", async (ev) => {
       const file = ev.target.files[0];
@@ -643,12 +765,15 @@
     });
     window.addEventListener("hashchange", fromHash);
     refreshList();
+    refreshEvals();
     fromHash();
     viewer.ready = true;
   }
 
   viewer.openTrace = openTrace;
   viewer.openCompare = openCompare;
+  viewer.openEval = openEval;
+  viewer.refreshEvals = refreshEvals;
   viewer.renderStored = renderStored;
   viewer.refreshList = refreshList;
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();

@@ -438,6 +438,68 @@
     if (sides.revises) item("b", "revises a (prov:wasRevisionOf)");
   }
 
+  // ---- evaluation runs (glassbox eval; docs/evaluation.md, "Evaluation runs") -----------------
+  // A share as `glassbox eval` prints it: one decimal, "–" when there is none.
+  const share = (v) => (typeof v === "number" && Number.isFinite(v) ? (v * 100).toFixed(1) + " %" : "–");
+
+  // The figures of a run's summary, in the order `glassbox eval` prints them: [key, label, text,
+  // value]; each row carries its figure's key and raw value (data-figure, data-value).
+  function evalFigures(summary) {
+    const s = summary || {};
+    const out = [["questions", "questions", fmtNum(s.questions), s.questions],
+      ["errors", "errors", fmtNum(s.errors), s.errors], ["abstained", "abstained", fmtNum(s.abstained), s.abstained],
+      ["hits1", "Hits@1", share(s.hits1), s.hits1], ["exact", "exact match", share(s.exact), s.exact],
+      ["f1", "F1", share(s.f1), s.f1],
+      ["ece", "calibration error (ECE)", typeof s.ece === "number" ? share(s.ece) : "not measured", s.ece]];
+    for (const p of Array.isArray(s.accuracy_at_coverage) ? s.accuracy_at_coverage : []) {
+      if (typeof p.coverage !== "number") continue;
+      const pc = Math.round(p.coverage * 100);
+      out.push(["accuracy_at_" + pc, "accuracy at " + pc + " % coverage", share(p.accuracy), p.accuracy]);
+    }
+    if (s.list_questions) {
+      out.push(["list_questions", "list questions", fmtNum(s.list_questions), s.list_questions]);
+      out.push(["complete", "list answers complete", share(s.complete), s.complete]);
+    }
+    return out;
+  }
+
+  function renderEvalFigures(tbody, summary) {
+    const frag = document.createDocumentFragment();
+    for (const [key, label, text, value] of evalFigures(summary)) {
+      const tr = h("tr", {"data-figure": key, "data-value": value === null || value === undefined ? "" : String(value)});
+      tr.appendChild(h("th", {scope: "row"}, label));
+      tr.appendChild(h("td", null, text));
+      frag.appendChild(tr);
+    }
+    tbody.replaceChildren(frag);
+  }
+
+  // One row per question, its trace a link that opens it (#trace=…).
+  function renderEvalRows(tbody, rows) {
+    const frag = document.createDocumentFragment();
+    for (const r of rows) {
+      const verdict = String(r.verdict || (r.error ? "error" : r.hit ? "hit" : "miss"));
+      const tr = h("tr", {"data-id": String(r.id), "data-verdict": verdict});
+      tr.appendChild(h("td", {class: "mono"}, clip(String(r.id), 40)));
+      tr.appendChild(h("td", {class: "verdict-" + verdict.replace(/[^a-z]/g, "")}, verdict));
+      tr.appendChild(h("td", null, typeof r.confidence === "number" ? percent(r.confidence) : ""));
+      tr.appendChild(h("td", null, typeof r.f1 === "number" ? r.f1.toFixed(2) : ""));
+      const q = h("td", {class: "q", title: r.question || ""}, clip(r.question || "", 200));
+      if (r.error) q.appendChild(h("div", {class: "error"}, clip(String(r.error), 300)));
+      tr.appendChild(q);
+      const cell = h("td");
+      if (typeof r.trace === "string" && r.trace) {
+        cell.appendChild(h("a", {href: "#trace=" + encodeURIComponent(r.trace), class: "mono trace-link", title: r.trace},
+          r.trace.replace(/^urn:glassbox:/, "").replace(/:question$/, "").slice(0, 8)));
+      } else {
+        cell.appendChild(h("span", {class: "muted"}, "no trace"));
+      }
+      tr.appendChild(cell);
+      frag.appendChild(tr);
+    }
+    tbody.replaceChildren(frag);
+  }
+
   GB.views = {h, clip, fmtScore, tierText, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks,
-    confidenceBadge, affectedBanner, renderComparison};
+    confidenceBadge, affectedBanner, renderComparison, evalFigures, renderEvalFigures, renderEvalRows, share};
 })(window.GB = window.GB || {});

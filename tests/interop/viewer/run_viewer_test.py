@@ -10,7 +10,8 @@ them and the trace collector stores them like any other. Then viewer_test.mjs (p
 Debian's chromium) asks questions in the page, follows a citation, opens the stored trace (its
 confidence badge checked against the trace's gb:answerConfidence, its evidence features opened) and
 the synthetic ones from the list (render bounded to 300 ms), opens a question from the list while it runs
-(its live tail), stops one from the page, and saves screenshots under --workdir/screenshots. The
+(its live tail), stops one from the page, opens the evaluation run `glassbox eval` recorded (its figures
+against the API, both SVG charts rendered), and saves screenshots under --workdir/screenshots. The
 extractive model waits LLM_DELAY_MS before each answer, so that a question runs for seconds.
 
 Exit 0 when every check passes, 1 on a failure, 77 (skip, with the reason) when chromium, node, the
@@ -240,6 +241,20 @@ def change_and_replay(up, workdir):
     return original, replay, bool(affected)
 
 
+def evaluate(up, workdir):
+    """`glassbox eval` of a two-question set through the real pipeline (issue 35): it records the run,
+    its rows and its two charts in the trace store, where the gateway serves them. Returns its name."""
+    questions = os.path.join(workdir, "viewer-set.jsonl")
+    with open(questions, "w") as f:
+        f.write(json.dumps({"id": "curlew", "question": QUESTION, "answers": ["Oskar Brenn"]}) + "\n")
+        f.write(json.dumps({"id": "wrong", "question": TAIL_QUESTION, "answers": ["Nobody Here"]}) + "\n")
+    out = os.path.join(workdir, "viewer-eval")
+    ran = up.run("eval", questions, "--engine", "graph-rag", "--out", out, "--json", timeout_ms=180000)
+    record = json.loads(ran.stdout)["record"]
+    up.expect(record.get("name") == "viewer-eval", "glassbox eval recorded its run: %s" % record)
+    return "viewer-eval"
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -313,9 +328,11 @@ def main():
 
         changed, replayed, _ = change_and_replay(up, args.workdir)
         print("knowledge change: run %s, replayed as %s" % (changed, replayed))
+        eval_run = evaluate(up, args.workdir)
+        print("evaluation run %s recorded" % eval_run)
 
         cmd = [node, os.path.join(HERE, "viewer_test.mjs"), "--url", url, "--chromium", chromium,
-               "--changed-trace", changed, "--replayed-trace", replayed,
+               "--changed-trace", changed, "--replayed-trace", replayed, "--eval-run", eval_run,
                "--shots", os.path.join(args.workdir, "screenshots"), "--question", QUESTION, "--agent-question", AGENT_QUESTION,
                "--synthetic-question", "synthetic ten-thousand-triple", "--synthetic-triples", str(synthetic.triples),
                "--steps-question", STEPS_QUESTION, "--steps-triples", str(many.triples),

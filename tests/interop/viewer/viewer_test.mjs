@@ -3,13 +3,14 @@
 // opens the stored trace from the list, checks the answer's confidence badge against the trace
 // and opens the evidence features behind it, checks the RDF download, opens a running question from
 // the list and follows its live tail to the end, stops a question with Stop, and opens a
-// 10,000-triple trace, bounding its render time. run_viewer_test.py starts the pipeline (with a
-// model that takes its time) and calls this.
+// 10,000-triple trace, bounding its render time, and opens an evaluation run `glassbox eval`
+// recorded from the keyboard: both SVG charts render and its figures are the API's.
+// run_viewer_test.py starts the pipeline (with a model that takes its time) and calls this.
 //
 // node viewer_test.mjs --url http://127.0.0.1:PORT --chromium /usr/bin/chromium --shots DIR
 //      --question "…" [--agent-question "…"] [--synthetic-question "…" --synthetic-triples N]
 //      [--steps-question "…" --steps-triples N] [--tail-question "…"] [--stop-question "…"]
-//      [--changed-trace SESSION --replayed-trace SESSION] [--max-render-ms 300]
+//      [--changed-trace SESSION --replayed-trace SESSION] [--eval-run NAME] [--max-render-ms 300]
 // Prints one line per check and "N passed, N failed"; exit 0 when every check passes.
 import {mkdirSync} from "node:fs";
 import {join} from "node:path";
@@ -212,7 +213,8 @@ try {
     const big = await openBig(page, "the graph-RAG shaped trace", args["synthetic-question"], Number(args["synthetic-triples"] || 10000));
     const safe = await page.evaluate(() => ({
       injected: window.__injected === true,
-      img: document.querySelectorAll("#view img, #trace-list img").length,
+      // The evaluation view's two chart images are the page's own (hidden here).
+      img: [...document.querySelectorAll("#view img, #trace-list img")].filter((i) => !i.closest("#eval-view")).length,
       title: document.getElementById("run-title").textContent,
       edges: document.querySelectorAll("svg.graph .edge.kept").length,
       chunks: document.querySelectorAll("#chunks tbody tr").length,
@@ -236,6 +238,8 @@ try {
   }
   // ---- a knowledge change: the affected banner, and the replay beside its original ----
   if (args["changed-trace"]) await knowledgeChanges(page, args["changed-trace"], args["replayed-trace"]);
+  // ---- an evaluation run: its figures, its two charts and its questions' traces ----
+  if (args["eval-run"]) await evaluationRun(page, args["eval-run"]);
   check(errors.length === 0, "no script errors in the page", errors.join(" | "));
 } catch (e) {
   check(false, "the browser session", e.stack || String(e));
@@ -563,4 +567,80 @@ async function openFromList(page, session) {
   await page.click(`#trace-list tr[data-session="${session}"] td.q`);
   await page.waitForFunction((s) => window.GB.viewer.lastRender && window.GB.viewer.lastRender.trace === s, {timeout: 60000}, session);
   return page.evaluate(() => window.GB.viewer.lastRender);
+}
+
+// Opens the evaluation run `name` from the Evaluations list with the keyboard (Tab to its row,
+// Enter), and checks what the page shows against GET /api/v1/evals/{name}: every figure as
+// `glassbox eval` prints it, both charts decoded as SVG images, one row per question, and a
+// question's trace link that opens its trace.
+async function evaluationRun(page, name) {
+  await page.evaluate(() => window.GB.viewer.refreshEvals());
+  const row = `#eval-list tr[data-eval="${name}"]`;
+  await page.waitForSelector(row);
+  await page.focus(row);
+  await page.keyboard.press("Enter");
+  await page.waitForFunction((n) => {
+    const e = window.GB.viewer.lastEval;
+    return e && (e.error || (e.name === n && e.charts.reliability && e.charts.risk_coverage));
+  }, {timeout: 30000}, name).catch(() => {});
+  const shown = await page.evaluate(() => ({
+    last: window.GB.viewer.lastEval, hash: location.hash, visible: !document.getElementById("eval-view").hidden,
+    traceHidden: document.getElementById("trace-columns").hidden,
+    figures: [...document.querySelectorAll("#eval-figures tr[data-figure]")].map((tr) =>
+      ({key: tr.dataset.figure, text: tr.cells[1].textContent})),
+    charts: ["eval-reliability", "eval-risk"].map((id) => {
+      const img = document.getElementById(id);
+      return {w: img.naturalWidth, h: img.naturalHeight, src: img.src.slice(0, 5), alt: img.alt};
+    }),
+    rows: [...document.querySelectorAll("#eval-rows tbody tr")].map((tr) =>
+      ({id: tr.dataset.id, verdict: tr.dataset.verdict, link: (tr.querySelector("a.trace-link") || {}).href || ""})),
+    listed: document.querySelector(`#eval-list tr.current`) ? document.querySelector(`#eval-list tr.current`).dataset.eval : "",
+  }));
+  check(shown.last && !shown.last.error, "the evaluation run opens from the list with Enter", JSON.stringify(shown.last));
+  check(shown.visible && shown.traceHidden && shown.hash === "#eval=" + encodeURIComponent(name),
+    "the evaluation view replaces the trace view and is linkable", shown.hash);
+  check(shown.listed === name, "the open run is marked in the list", shown.listed);
+  const api = await page.evaluate(async (n) => {
+    const r = await fetch("/api/v1/evals/" + encodeURIComponent(n), {headers: {Accept: "application/json"}});
+    return r.json();
+  }, name);
+  const s = api.run.summary;
+  const pc = (v) => (v * 100).toFixed(1) + " %";
+  const expected = {questions: String(s.questions), errors: String(s.errors), abstained: String(s.abstained),
+    hits1: pc(s.hits1), exact: pc(s.exact), f1: pc(s.f1), ece: s.ece === null ? "not measured" : pc(s.ece)};
+  for (const p of s.accuracy_at_coverage) expected["accuracy_at_" + Math.round(p.coverage * 100)] = pc(p.accuracy);
+  const got = Object.fromEntries(shown.figures.map((f) => [f.key, f.text]));
+  const wrong = Object.keys(expected).filter((k) => got[k] !== expected[k]);
+  check(wrong.length === 0 && Object.keys(expected).length >= 7, "the run's figures are the API's, as glassbox eval prints them",
+    wrong.map((k) => k + ": " + got[k] + " != " + expected[k]).join("; ") || Object.keys(expected).length + " figures");
+  check(s.accuracy_at_coverage.length === 0 || ["accuracy_at_100", "accuracy_at_80", "accuracy_at_50"].every((k) => k in got),
+    "accuracy at 100, 80 and 50 % coverage is shown", Object.keys(got).join(", "));
+  for (const [i, chart] of ["reliability diagram", "risk-coverage curve"].entries()) {
+    const c = shown.charts[i];
+    check(c.w === 400 && c.h === 400 && c.src === "blob:" && c.alt.length > 0, "the " + chart + " renders inline as an SVG image",
+      JSON.stringify(c));
+  }
+  const svg = await page.evaluate(async (path) => {
+    const r = await fetch(path, {headers: {Accept: "image/svg+xml"}});
+    return {status: r.status, type: r.headers.get("content-type"), csp: r.headers.get("content-security-policy") || "",
+      nosniff: r.headers.get("x-content-type-options"), body: (await r.text()).slice(0, 200)};
+  }, api.run.charts.reliability);
+  check(svg.status === 200 && svg.type === "image/svg+xml" && /default-src 'none'/.test(svg.csp) && svg.nosniff === "nosniff" &&
+    /<svg/.test(svg.body), "the chart is served as image/svg+xml with a CSP and nosniff", JSON.stringify(svg));
+  check(shown.rows.length === api.run.rows.length && shown.rows.length === s.questions,
+    "one row per question", shown.rows.length + " rows, " + api.run.rows.length + " in the API");
+  check(shown.rows.every((r, i) => r.id === api.run.rows[i].id && r.verdict === api.run.rows[i].verdict),
+    "each row's id and verdict are the API's", JSON.stringify(shown.rows));
+  await page.screenshot({path: join(args.shots, "evaluation-run.png"), fullPage: true});
+  const withTrace = api.run.rows.find((r) => r.trace);
+  if (check(withTrace !== undefined, "a question's row names its trace")) {
+    const link = `#eval-rows tr[data-id="${withTrace.id}"] a.trace-link`;
+    await page.focus(link);
+    await page.keyboard.press("Enter");
+    await page.waitForFunction((t) => window.GB.viewer.state.trace === t && !document.getElementById("trace-columns").hidden,
+      {timeout: 30000}, withTrace.trace).catch(() => {});
+    const opened = await page.evaluate(() => ({trace: window.GB.viewer.state.trace,
+      evalHidden: document.getElementById("eval-view").hidden}));
+    check(opened.trace === withTrace.trace && opened.evalHidden, "the row's trace link opens its trace", opened.trace);
+  }
 }

@@ -174,5 +174,35 @@ TEST(EvalReportTest, RowsAndSummaryAsJson) {
     EXPECT_EQ(s["accuracy_at_coverage"].size(), 3u);
 }
 
+// The row an evaluation run's record holds (docs/evaluation.md, "Evaluation runs"): its verdict in
+// words, its trace (null without one) and its long texts cut at a character boundary.
+TEST(EvalReportTest, RecordRowsSayTheVerdictAndCutLongTexts) {
+    auto hit = row(true, 0.9);
+    hit.id = "q1";
+    hit.trace = "urn:glassbox:x:question";
+    hit.question = std::string(1023, 'a') + "\u00e9 and more";  // é straddles the 1024th byte
+    const auto j = to_record_json(hit);
+    EXPECT_EQ(j["verdict"], "hit");
+    EXPECT_EQ(j["correct"], true);
+    EXPECT_EQ(j["trace"], "urn:glassbox:x:question");
+    EXPECT_EQ(j["question"], std::string(1023, 'a')) << "cut before the character, not in it";
+    EXPECT_FALSE(j.contains("named_share"));
+
+    auto failed = row(false, std::nullopt);
+    failed.error = "Timeout: " + std::string(1000, 'x');
+    const auto e = to_record_json(failed);
+    EXPECT_EQ(e["verdict"], "error");
+    EXPECT_EQ(e["trace"], nullptr);
+    EXPECT_EQ(e["confidence"], nullptr);
+    EXPECT_EQ(e["error"].get<std::string>().size(), 512u);
+
+    auto withheld = row(true, 0.2);
+    withheld.abstained = true;
+    withheld.list = true;
+    EXPECT_EQ(to_record_json(withheld)["verdict"], "abstain");
+    EXPECT_EQ(to_record_json(withheld)["correct"], false);
+    EXPECT_TRUE(to_record_json(withheld).contains("named_share"));
+}
+
 }  // namespace
 }  // namespace glassbox::cli::eval
