@@ -6,6 +6,7 @@
 // several entities names them all, and the answer carries its calibrated confidence;
 // `invoke agent`.
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -40,17 +41,21 @@ class AgentTest : public ClusterTest {
 protected:
     // The pipeline; `rag_service` is the service the agent's knowledge-query calls.
     // A killed worker's request is not retried (--max-retries 0): it ends with WorkerLost.
-    void start_pipeline(const std::string& rag_service = "graph-rag") {
+    // `more` workers start after the agent (the router, for a test that asks through it).
+    void start_pipeline(const std::string& rag_service = "graph-rag",
+                        const std::vector<WorkerSpec>& more = {}) {
         broker_ = start_broker({.extra = {"--max-retries", "0"}});
-        const auto started = start_workers(
-            broker_.endpoint, {{"trace-collector", {"--home", (dir() / "collector-home").string()}},
-                               {"embeddings"},
-                               {"store", {"--home", (dir() / "store-home").string()}},
-                               {"llm"},
-                               {"graph-rag"},
-                               {"document-rag"},
-                               {"agent", {"--graph-rag-service", rag_service}}});
-        agent_ = started.back();
+        std::vector<WorkerSpec> workers = {
+            {"trace-collector", {"--home", (dir() / "collector-home").string()}},
+            {"embeddings"},
+            {"store", {"--home", (dir() / "store-home").string()}},
+            {"llm"},
+            {"graph-rag"},
+            {"document-rag"},
+            {"agent", {"--graph-rag-service", rag_service}}};
+        workers.insert(workers.end(), more.begin(), more.end());
+        const auto started = start_workers(broker_.endpoint, workers);
+        agent_ = started[6];
         ASSERT_FALSE(HasFailure()) << "the pipeline did not start";
         load_sample(broker_.endpoint, kSample, false);
         ASSERT_FALSE(HasFailure()) << "ops/sample did not load";
@@ -186,6 +191,131 @@ TEST_F(AgentTest, AListAnswerNamesEveryEndAndCarriesItsConfidence) {
         EXPECT_TRUE(graph.text(node, vocab::kFeatureName).has_value());
         EXPECT_TRUE(graph.text(node, vocab::kFeatureValue).has_value());
     }
+}
+
+// Issue 35: in a collection where a loaded fact gives Saltspire Light one year and a loaded
+// document another, the agent's chain ends at the fact's value, checks it against the documents,
+// and reports the dispute: the answer says it with both citations, the FINAL lists it, the
+// confidence is lowered (feature `conflict`), and the Conclusion records a gb:Conflict linking
+// the Observation that showed the fact and the document's chunk selection. The fact's file is
+// dated 2020 in a collection that revalidates after 30 days: the answer ends with the stale note.
+// The same question through the gateway's stream (the router passing the agent's answer on)
+// carries the conflict and both notes.
+TEST_F(AgentTest, AFactAndADocumentThatDisagreeAreReportedAndAStaleFactIsNoted) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline("graph-rag", {{"query"}}));
+    const auto register_file = dir() / "register.ttl";
+    std::ofstream(register_file) << R"ttl(@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix : <https://glassbox.dev/sample/orrin/> .
+<> dcterms:modified "2020-01-01"^^xsd:date .
+:yearBuilt rdfs:label "was built in year" .
+:SaltspireLight rdfs:label "Saltspire Light" ; :yearBuilt "1879"^^xsd:gYear .
+)ttl";
+    const auto docs = dir() / "dispute-docs";
+    std::filesystem::create_directories(docs);
+    std::ofstream(docs / "harbour-register.md")
+        << "# Harbour register\n\nSaltspire Light on Solen Island was built in 1881, after two "
+           "winters of work on the rock.\n";
+    for (std::vector<std::string> command :
+         {std::vector<std::string>{"load", "rdf", register_file.string(), "--tier", "1",
+                                   "--collection", "dispute"},
+          std::vector<std::string>{"load", "docs", docs.string(), "--collection", "dispute"},
+          std::vector<std::string>{"collections", "set", "dispute", "--max-age", "30d"}}) {
+        const auto done = glassbox(command);
+        ASSERT_TRUE(done.status.exited && done.status.code == 0) << command[0] << ": " << done.err;
+    }
+    const std::string question = "When was Saltspire Light built?";
+    const auto a = ask({{"question", question}, {"collection", "dispute"}, {"streaming", true}});
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    const json& final = *a.run.final;
+    EXPECT_EQ(final.value("answer", ""), "1879") << final.dump();
+    bool asked_documents = false;
+    for (const auto& action : a.of("action"))
+        asked_documents = asked_documents || action.value("tool", "") == "document-query";
+    EXPECT_TRUE(asked_documents) << "the chain's value is checked against the documents";
+
+    ASSERT_EQ(final["conflicts"].size(), 1u) << final.dump();
+    const json& conflict = final["conflicts"][0];
+    EXPECT_EQ(conflict.value("stated", ""), "1879") << conflict.dump();
+    EXPECT_EQ(conflict.value("rival", ""), "1881") << conflict.dump();
+    EXPECT_EQ(conflict.value("subject", ""), "Saltspire Light") << conflict.dump();
+    ASSERT_EQ(conflict["rival_sources"].size(), 1u) << conflict.dump();
+    EXPECT_NE(conflict["rival_sources"][0].get<std::string>().find("harbour-register"),
+              std::string::npos)
+        << conflict.dump();
+
+    // Both citations named: the fact is [1]; the document's passage is cited after it.
+    const std::string response = final.value("response", "");
+    const std::string said = "Sources disagree on this: [1] gives 1879; [";
+    const auto at = response.find(said);
+    ASSERT_NE(at, std::string::npos) << response;
+    const std::size_t n = std::stoul(response.substr(at + said.size()));
+    EXPECT_GT(n, 1u) << response;
+    EXPECT_NE(response.find("[" + std::to_string(n) + "] gives 1881."), std::string::npos)
+        << response;
+    ASSERT_GE(final["citations"].size(), n) << final.dump();
+    EXPECT_NE(final["citations"][n - 1].value("chunk", "").find("harbour-register"),
+              std::string::npos)
+        << final["citations"][n - 1].dump();
+    // The fact's file is past the collection's revalidation age.
+    EXPECT_TRUE(final["citations"][0].value("stale", false)) << final["citations"][0].dump();
+    EXPECT_NE(response.find("Note: [1] dates from 2020-01-01"), std::string::npos) << response;
+    EXPECT_NE(response.find("past this collection's revalidation age of 30d."), std::string::npos)
+        << response;
+
+    bool lowered = false;
+    for (const auto& f : final["evidence"])
+        lowered = lowered || (f.value("name", "") == "conflict" && f.value("value", 1.0) == 0.5 &&
+                              f.value("effect", 0.0) < 0.0);
+    EXPECT_TRUE(lowered) << final["evidence"].dump();
+    EXPECT_LE(final.value("confidence", 1.0), 0.5) << "one source against one halves it";
+
+    // The Conclusion's gb:Conflict: both values, the Observation that showed the fact and the
+    // document's chunk selection (in the document-rag sub-run), each with its source.
+    const TraceGraph graph(a.run.explains);
+    const auto conclusion = schema::iri(rag::step_uris(a.run).back());
+    const auto conflicts = graph.values(conclusion, vocab::kConflictProperty);
+    ASSERT_EQ(conflicts.size(), 1u);
+    EXPECT_TRUE(graph.has_type(conflicts[0], vocab::kConflict));
+    EXPECT_EQ(graph.text(conflicts[0], vocab::kStatedValue), std::optional<std::string>("1879"));
+    EXPECT_EQ(graph.text(conflicts[0], vocab::kRivalValue), std::optional<std::string>("1881"));
+    const auto stated = graph.values(conflicts[0], vocab::kStatedSelection);
+    ASSERT_EQ(stated.size(), 1u);
+    EXPECT_NE(stated[0].as_iri().value.find(":observation:"), std::string::npos)
+        << stated[0].as_iri().value;
+    const auto rival = graph.values(conflicts[0], vocab::kRivalSelection);
+    ASSERT_EQ(rival.size(), 1u);
+    EXPECT_NE(rival[0].as_iri().value, stated[0].as_iri().value);
+    EXPECT_EQ(graph.values(conflicts[0], vocab::kStatedSource).size(), 1u);
+    EXPECT_EQ(graph.values(conflicts[0], vocab::kRivalSource).size(), 1u);
+
+    // Through the gateway's stream: the router passes the agent's answer on, notes and all.
+    const auto ready = dir() / "gateway.ready.json";
+    auto& gateway = start_process("gateway", {glassbox_binary(), "gateway", "--listen",
+                                              "127.0.0.1:0", "--broker", broker_.endpoint,
+                                              "--ready-file", ready.string()});
+    const auto info = wait_for_ready_file(ready, gateway, milliseconds{10'000});
+    ASSERT_TRUE(info) << "the gateway wrote no ready file: " << gateway.stderr_text();
+    const auto probed = run_command(
+        {"/usr/bin/python3", std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/http_probe.py",
+         "POST", info->value("url", "") + "/api/v1/query", "--body",
+         json{{"query", question}, {"mode", "agent"}, {"collection", "dispute"}}.dump(),
+         "--header", "Accept: text/event-stream"},
+        dir(), milliseconds{90'000});
+    const json out = json::parse(probed.out, nullptr, false);
+    ASSERT_TRUE(out.is_object() && out.value("status", 0) == 200) << probed.out << probed.err;
+    json done;
+    for (const auto& e : out.value("events", json::array()))
+        if (e.value("event", "") == "answer.done") done = e["data"];
+    ASSERT_TRUE(done.is_object()) << out.dump().substr(0, 4000);
+    ASSERT_EQ(done["conflicts"].size(), 1u) << done.dump();
+    EXPECT_EQ(done["conflicts"][0].value("rival", ""), "1881") << done.dump();
+    const std::string streamed = done.value("answer", "");
+    EXPECT_NE(streamed.find("Sources disagree on this: [1] gives 1879; ["), std::string::npos)
+        << streamed;
+    EXPECT_NE(streamed.find("past this collection's revalidation age of 30d."), std::string::npos)
+        << streamed;
 }
 
 // Issue 36: a count is a graph-query (the store's aggregate op), answered "2" with the count's
