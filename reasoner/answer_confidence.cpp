@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "reasoner/detail/answer_spans.hpp"
 #include "reasoner/detail/calibration_data.hpp"
 #include "reasoner/detail/question_intent.hpp"
 #include "reasoner/detail/relation_cues.hpp"
@@ -133,7 +134,17 @@ Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& featu
 QuestionExpectation question_expectation(std::string_view question) {
     const auto analysed = detail::analysed_question(question);
     return {analysed->relations.chain.size(), analysed->intent.type == detail::AnswerType::kYesNo,
-            analysed->intent.list, analysed->intent.type == detail::AnswerType::kAgent};
+            analysed->intent.list, analysed->intent.type == detail::AnswerType::kAgent,
+            analysed->intent.type == detail::AnswerType::kTime,
+            analysed->intent.type == detail::AnswerType::kNumber};
+}
+
+std::vector<std::string> stated_values(std::string_view sentence, bool times) {
+    std::vector<std::string> out;
+    const auto kind = times ? detail::SpanKind::kTime : detail::SpanKind::kNumber;
+    for (auto& span : detail::answer_spans(sentence))
+        if (span.kind == kind) out.push_back(std::move(span.text));
+    return out;
 }
 
 std::vector<QuestionPart> question_parts(std::string_view question,

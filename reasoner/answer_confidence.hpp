@@ -72,6 +72,8 @@ struct QuestionExpectation {
     bool yes_no = false;
     bool list = false;  // it asks for every answer ("who are the children of X")
     bool agent = false;  // it asks who (a person or an organisation)
+    bool time = false;   // it asks when (a year, a date)
+    bool number = false;  // it asks how many, how much, how old
 };
 QuestionExpectation question_expectation(std::string_view question);
 
@@ -86,6 +88,10 @@ struct QuestionPart {
 // each checked against `statements` (the predicates of the facts an answer rests on).
 std::vector<QuestionPart> question_parts(std::string_view question,
                                          const std::vector<std::string>& statements);
+
+// The times (`times`) or else the numbers a sentence states, as written ("April 5, 1975",
+// "1,200"): the extractive writer's typed candidates.
+std::vector<std::string> stated_values(std::string_view sentence, bool times);
 
 // True when `answer` cannot be what the question asks for: a year or a number for "who",
 // "where" or "which X"; anything but a time for "when"; anything but a number for "how many".

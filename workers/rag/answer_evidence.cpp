@@ -199,9 +199,9 @@ bool contains_phrase(std::string_view haystack_folded, const std::string& phrase
     return padded.find(" " + phrase + " ") != std::string::npos;
 }
 
-// The first sentence of `text` that holds `phrase_folded` (a sentence ends at '.', '!' or '?'
-// before a space), "" when none does.
-std::string_view sentence_holding(std::string_view text, const std::string& phrase_folded) {
+// The sentences of `text`: a sentence ends at '.', '!' or '?' before a space or the end.
+std::vector<std::string_view> sentences_of(std::string_view text) {
+    std::vector<std::string_view> out;
     std::size_t start = 0;
     while (start < text.size()) {
         std::size_t end = start;
@@ -210,10 +210,16 @@ std::string_view sentence_holding(std::string_view text, const std::string& phra
                  (end + 1 == text.size() || text[end + 1] == ' ' || text[end + 1] == '\n')))
             ++end;
         end = std::min(end + 1, text.size());
-        const auto sentence = text.substr(start, end - start);
-        if (contains_phrase(folded(sentence), phrase_folded)) return sentence;
+        out.push_back(text.substr(start, end - start));
         start = end;
     }
+    return out;
+}
+
+// The first sentence of `text` that holds `phrase_folded`, "" when none does.
+std::string_view sentence_holding(std::string_view text, const std::string& phrase_folded) {
+    for (const auto sentence : sentences_of(text))
+        if (contains_phrase(folded(sentence), phrase_folded)) return sentence;
     return {};
 }
 
@@ -247,6 +253,16 @@ bool name_shaped(std::string_view answer) {
         ++words;
     }
     return words >= 2 && words <= 4 && particles <= 1;
+}
+
+// True when the question itself asks who: its first word is "who", "whom" or "whose", or its
+// last is "who" or "whom" ("created by who?"). A relative "who" ("Chiang Kai-shek, who died on
+// which date?") asks nothing, though the question's analysis may read it as the question word.
+bool asks_who(std::string_view question) {
+    const auto words = text::words(question);
+    if (words.empty()) return false;
+    const auto who = [](const std::string& w) { return w == "who" || w == "whom"; };
+    return who(words.front()) || words.front() == "whose" || who(words.back());
 }
 
 // How far the best kept chunk's score stands above the runner-up's, as a share of the best
@@ -433,9 +449,67 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
         {"retrieval_margin", retrieval_margin(ev.kept)},
         {"answer_titled", titled ? 1.0 : 0.0},
         {"who_not_name",
-         !answer.empty() && !yes_no && expectation.agent && !name_shaped(*ev.short_answer) ? 1.0
+         !answer.empty() && !yes_no && expectation.agent && asks_who(ev.question) &&
+                 !name_shaped(*ev.short_answer)
+             ? 1.0
                                                                                          : 0.0},
     };
+}
+
+std::vector<ChunkConflict> document_conflicts(const DocumentEvidence& ev) {
+    const auto expectation = reasoner::question_expectation(ev.question);
+    const bool times = expectation.time;
+    if (!(times || expectation.number) || expectation.list || !ev.short_answer) return {};
+    const std::string answer = folded(*ev.short_answer);
+    if (answer.empty() || reasoner::stated_values(*ev.short_answer, times).empty()) return {};
+    // The sentence that states the answer, in a chunk it cites, else the first that holds it.
+    std::vector<std::size_t> holders = ev.answer_chunks;
+    for (std::size_t i = 0; i < ev.kept.size(); ++i) holders.push_back(i);
+    std::optional<std::size_t> stated;
+    std::string_view stating;
+    for (const auto i : holders) {
+        if (i >= ev.kept.size()) continue;
+        stating = sentence_holding(ev.kept[i].text, answer);
+        if (!stating.empty()) {
+            stated = i;
+            break;
+        }
+    }
+    if (!stated) return {};
+    // The slot: the question's words that sentence states besides the value (its subject and
+    // relation). Two are needed, so that a rival sentence is about the same thing.
+    const auto answer_stems = content_stems(answer);
+    std::vector<std::string> slot;
+    const auto stating_stems = content_stems(stating);
+    std::set<std::string> seen;
+    for (const auto& word : text::words(ev.question)) {
+        if (text::is_stopword(word)) continue;
+        auto stem = text::stem(word);
+        if (stating_stems.contains(stem) && !answer_stems.contains(stem) && seen.insert(stem).second)
+            slot.push_back(std::move(stem));
+    }
+    if (slot.size() < 2) return {};
+    for (std::size_t j = 0; j < ev.kept.size(); ++j) {
+        if (ev.kept[j].document == ev.kept[*stated].document) continue;
+        for (const auto sentence : sentences_of(ev.kept[j].text)) {
+            const std::string words = folded(sentence);
+            if (contains_phrase(words, answer)) continue;
+            const auto stems = content_stems(sentence);
+            if (!std::all_of(slot.begin(), slot.end(),
+                             [&](const std::string& w) { return stems.contains(w); }))
+                continue;
+            // One value of the kind asked, not a part of the answer nor containing it ("1975" and
+            // "April 5, 1975" agree).
+            const auto values = reasoner::stated_values(sentence, times);
+            if (values.size() != 1) continue;
+            const std::string value = folded(values.front());
+            if (contains_phrase(value, answer) || contains_phrase(answer, value)) continue;
+            std::string slot_words;
+            for (const auto& w : slot) slot_words += (slot_words.empty() ? "" : " ") + w;
+            return {{*stated, j, *ev.short_answer, values.front(), slot_words}};
+        }
+    }
+    return {};
 }
 
 schema::explain::AnswerConfidence answer_confidence(const reasoner::EvidenceFeatures& features,

@@ -98,6 +98,20 @@ struct DocumentEvidence {
 // acronym, words in lower case).
 reasoner::EvidenceFeatures document_features(const DocumentEvidence& evidence);
 
+// Two kept chunks of different documents giving different values for the one the question asks
+// (a time or a number; not a list): `stated` holds the sentence that states the short answer,
+// `rival` one of another document with every word of the slot (the question's words the stated
+// sentence has besides the value, at least two: its subject and relation) and exactly one value
+// of the same kind, which neither is nor contains the answer. Conservative: at most one.
+struct ChunkConflict {
+    std::size_t stated = 0;
+    std::size_t rival = 0;
+    std::string stated_value;
+    std::string rival_value;
+    std::string slot;  // the slot's word stems, in the question's order
+};
+std::vector<ChunkConflict> document_conflicts(const DocumentEvidence& evidence);
+
 // The answer's confidence as the trace records it: `features`, scored by the calibrator shipped
 // for `engine` when there is one (probability, version, each feature's effect).
 schema::explain::AnswerConfidence answer_confidence(const reasoner::EvidenceFeatures& features,

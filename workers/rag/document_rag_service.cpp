@@ -356,14 +356,32 @@ private:
         std::vector<std::string> sources;
         for (std::size_t i : selected_) sources.push_back(retrieved_[i].chunk_id);
         const auto previous = reranked_ ? trace_.run().focus() : trace_.run().exploration();
+        const auto ev = evidence(*synthesised);
         return finish(
             timer, previous, *synthesised, "c",
-            [&](std::size_t k) {
-                return reranked_ ? trace_.run().ranked_chunk(k)
-                                 : trace_.run().retrieved_chunk(selected_[k]);
-            },
+            [&](std::size_t k) { return chunk_selection(k); },
             [&](std::size_t k, std::string_view claim) { return cited_chunk(k, claim); },
-            std::move(sources), document_features(evidence(*synthesised)));
+            std::move(sources), document_features(ev), std::nullopt, conflicts_of(ev));
+    }
+
+    // The trace's entity for chunk k given to synthesis: its Focus ranking, else its retrieval.
+    std::string chunk_selection(std::size_t k) const {
+        return reranked_ ? trace_.run().ranked_chunk(k) : trace_.run().retrieved_chunk(selected_[k]);
+    }
+
+    // The conflicts among the chunks given to synthesis (document_conflicts), in words: the
+    // stated chunk's document title as the subject, the slot's words as the predicate, each
+    // value's chunk selection and document.
+    std::vector<explain::AnswerConflict> conflicts_of(const DocumentEvidence& ev) const {
+        std::vector<explain::AnswerConflict> out;
+        for (const auto& c : document_conflicts(ev)) {
+            const auto& stated = retrieved_[selected_[c.stated]];
+            const auto& rival = retrieved_[selected_[c.rival]];
+            out.push_back({stated.document_title, c.slot, c.stated_value, c.rival_value,
+                           chunk_selection(c.stated), chunk_selection(c.rival),
+                           {stated.document_id}, {rival.document_id}});
+        }
+        return out;
     }
 
     // What the answer's evidence features read: the chunks given to synthesis, in order, and

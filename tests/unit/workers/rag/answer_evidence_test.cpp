@@ -234,6 +234,49 @@ TEST(AnswerEvidenceTest, AWhoQuestionAnsweredByWhatIsNotAName) {
         ev.short_answer = not_name;
         EXPECT_EQ(by_name(document_features(ev)).at("who_not_name"), 1.0) << not_name;
     }
+    ev.question = "The Curlew ferry was built by a shipyard founded by who?";
+    EXPECT_EQ(by_name(document_features(ev)).at("who_not_name"), 1.0);
+    // A relative "who" does not ask who.
+    ev.question = "Oskar Brenn founded a shipyard, who founded it on which date?";
+    ev.short_answer = "1890";
+    EXPECT_EQ(by_name(document_features(ev)).at("who_not_name"), 0.0);
+}
+
+DocumentEvidence launched(std::string rival_text, std::string rival_document = "d2") {
+    DocumentEvidence ev;
+    ev.question = "When was the Curlew ferry launched?";
+    ev.kept = {{"The Curlew ferry was launched in 1931 at Brenn Shipyard.", "d1", "Curlew", 1.0},
+               {"The Gannet sails weekly.", "d3", "Gannet", 0.9},
+               {std::move(rival_text), std::move(rival_document), "Ferries", 0.8}};
+    ev.short_answer = "1931";
+    ev.answer_chunks = {0};
+    return ev;
+}
+
+TEST(AnswerEvidenceTest, TwoDocumentsGivingDifferentYearsForTheAskedSlotConflict) {
+    const auto found =
+        document_conflicts(launched("Records say the Curlew ferry was launched in 1932."));
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].stated, 0u);
+    EXPECT_EQ(found[0].rival, 2u);
+    EXPECT_EQ(found[0].stated_value, "1931");
+    EXPECT_EQ(found[0].rival_value, "1932");
+    EXPECT_NE(found[0].slot.find("curlew"), std::string::npos);
+}
+
+TEST(AnswerEvidenceTest, OnlyTheSameSlotInAnotherDocumentWithAnotherValueConflicts) {
+    // The same document restating it; a value that agrees (or holds the answer); a sentence
+    // about another thing; two values (which one is the slot's is not clear).
+    for (const auto& [text, document] : std::vector<std::pair<std::string, std::string>>{
+             {"The Curlew ferry was launched in 1932.", "d1"},
+             {"The Curlew ferry was launched on April 5, 1931.", "d2"},
+             {"The Gannet ferry was launched in 1932.", "d2"},
+             {"The Curlew ferry was launched in 1932 and refitted in 1950.", "d2"}}) {
+        EXPECT_TRUE(document_conflicts(launched(text, document)).empty()) << text;
+    }
+    auto who = launched("Records say the Curlew ferry was launched in 1932.");
+    who.question = "Who launched the Curlew ferry?";
+    EXPECT_TRUE(document_conflicts(who).empty());  // not a value question
 }
 
 TEST(AnswerEvidenceTest, TheFinalCarriesTheFeaturesAndTheCalibratedConfidence) {
