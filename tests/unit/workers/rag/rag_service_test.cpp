@@ -481,6 +481,39 @@ TEST_F(RagServiceTest, DocumentRagFusesRankingsAndCitesChunks) {
     EXPECT_EQ(final->response.find("[c"), std::string::npos);
 }
 
+TEST_F(RagServiceTest, DocumentRagReportsTwoDocumentsGivingDifferentYears) {
+    // The scripted short answer is the first chunk's title: a year here, whichever is first.
+    cluster_->load_documents(
+        "dated", {{"urn:doc:release-a", "1986",
+                   "Maximum Overdrive was released in 1986 by Stephen King."},
+                  {"urn:doc:release-b", "1987",
+                   "In Europe, Maximum Overdrive was released in 1987."}});
+    const auto replies = cluster_->request(
+        "document-rag", {{"query", "When was Maximum Overdrive released?"},
+                         {"collection", "dated"},
+                         {"min_confidence", 0.0}});
+    const auto& last = terminal(replies);
+    ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
+    const auto& final = last.body;
+    ASSERT_TRUE(final.contains("conflicts")) << final.dump();
+    ASSERT_EQ(final["conflicts"].size(), 1u);
+    const std::set<std::string> years{final["conflicts"][0]["stated"].get<std::string>(),
+                                      final["conflicts"][0]["rival"].get<std::string>()};
+    EXPECT_EQ(years, (std::set<std::string>{"1986", "1987"}));
+    EXPECT_EQ(final["conflicts"][0]["stated"], final["answer"]);
+    EXPECT_NE(final["response"].get<std::string>().find("Sources disagree on this"),
+              std::string::npos);
+    bool lowered = false;
+    for (const auto& f : final["evidence"]) lowered |= f["name"] == "conflict";
+    EXPECT_TRUE(lowered) << final["evidence"].dump();
+    const auto messages = explains(replies);
+    const auto run = schema::explain::RunUris::from_uri(messages[0].session);
+    const auto triples = all_triples(messages);
+    const auto conflicts = objects(triples, run->synthesis(), vocab::kConflictProperty);
+    ASSERT_EQ(conflicts.size(), 1u);
+    EXPECT_TRUE(has_type(triples, conflicts[0].as_iri().value, vocab::kConflict));
+}
+
 TEST_F(RagServiceTest, DocumentRagReRanksWithMmrAndExplainsItInFocus) {
     const auto replies =
         cluster_->request("document-rag", {{"query", "Alu demon Akkadian Sumerian mythology Gallu"},
