@@ -416,21 +416,29 @@ void drop_class_hop(QuestionRelations& rel, const QuestionIntent& intent,
 }
 
 // How surely each node is a named entity of the question: 1 a mention's text, 0.9 its label
-// written in the question (`question_norm`: normalised, padded with spaces), else 0.
+// written in the question (`question_norm`: normalised, padded with spaces) outside the names of
+// the nodes a mention names, else 0. A word of a name is not named by it: "russia" in
+// "alexandra_pavlovna_of_russia", "j_p_morgan" in "j_p_morgan_jr".
 std::vector<double> named_anchors(const FactGraph& g, const detail::QuestionAnalysis& analysis,
-                                  const std::string& question_norm) {
+                                  std::string question_norm) {
     std::set<std::string> mentions;
     for (const auto& c : analysis.candidates)
         if (c.entity) mentions.insert(normalize(c.text));
     std::vector<double> anchor(g.labels.size(), 0.0);
     for (std::size_t n = 0; n < g.labels.size(); ++n) {
+        if (!mentions.contains(g.node_norms[n])) continue;
+        anchor[n] = 1.0;
+        // The name leaves the text the other nodes are looked for in ("|" is no word).
+        const std::string name = " " + g.node_norms[n] + " ";
+        for (auto at = question_norm.find(name); at != std::string::npos;
+             at = question_norm.find(name, at + 1))
+            question_norm.replace(at, name.size(), " | ");
+    }
+    for (std::size_t n = 0; n < g.labels.size(); ++n) {
         const auto& norm = g.node_norms[n];
-        if (mentions.contains(norm)) {
-            anchor[n] = 1.0;
-        } else if (norm.size() >= 3 && !text::is_stopword(norm) &&
-                   text::contains_phrase(question_norm, norm)) {
+        if (anchor[n] == 0.0 && norm.size() >= 3 && !text::is_stopword(norm) &&
+            text::contains_phrase(question_norm, norm))
             anchor[n] = 0.9;
-        }
     }
     return anchor;
 }
@@ -499,6 +507,7 @@ public:
             if (says_person(f, g_.labels)) person_[f.s] = 1;
         joins_at_ = joins_to_named_entities();
         end_fit_ = end_fits();
+        class_mention_ = class_mention();
     }
 
     ComposedAnswer write();
@@ -506,8 +515,9 @@ public:
 private:
     std::vector<std::vector<Expression>> chain_expressions() const;
     std::vector<std::vector<std::size_t>> joins_to_named_entities() const;
-    std::vector<std::array<double, 2>> end_fits() const;
-    std::vector<bool> objects_named_as_class(const std::string& class_word) const;
+    std::vector<std::array<double, 2>> end_fits();
+    std::size_t class_mention() const;
+    std::vector<bool> nodes_named_as_class(const std::string& class_word) const;
     std::vector<std::size_t> joining(const Path& path) const;
     std::size_t joining_count(const Path& path) const;
     FactTake take_mentions(std::size_t f);
@@ -551,6 +561,9 @@ private:
     std::vector<char> person_;   // per node
     std::vector<std::vector<std::size_t>> joins_at_;  // per node: facts to named entities
     std::vector<std::array<double, 2>> end_fit_;      // per fact: forward, backward
+    // Per fact, forward and backward: its far end is of the class asked (end_fits).
+    std::vector<std::array<bool, 2>> end_of_class_;
+    std::size_t class_mention_ = 0;  // the chain index naming the class; chain size: none
     // Scratch of score_path.
     std::vector<char> taken_;
     std::vector<std::size_t> words_used_;
@@ -630,9 +643,19 @@ std::size_t EdgeAnswerWriter::joining_count(const Path& path) const {
     return count;
 }
 
+// Whether noun stem `noun` names the doer of verb `verb` ("player" who "plays", "founder" who
+// "founded", "director" who "directed").
+bool agent_noun(const std::string& noun, const std::string& verb) {
+    const std::string v = text::stem(verb);
+    return v.size() >= 3 && noun.size() == v.size() + 2 && noun.starts_with(v) &&
+           (noun.ends_with("er") || noun.ends_with("or"));
+}
+
 // Per node: whether a fact names it as one of `class_word` by its predicate's last word ("X
-// plays in club Y": Y is a club; "teams" asks for one through the lexicon's "club" cue).
-std::vector<bool> EdgeAnswerWriter::objects_named_as_class(const std::string& class_word) const {
+// plays in club Y": Y is a club; "teams" asks for one through the lexicon's "club" cue), or by
+// its verb when the class is the verb's doer ("X plays in club Y": X is a player, and Y is not,
+// though "player" and "club" share the lexicon's cue).
+std::vector<bool> EdgeAnswerWriter::nodes_named_as_class(const std::string& class_word) const {
     std::vector<bool> named(g_.labels.size(), false);
     if (intent_.type != AnswerType::kClass || class_word.empty()) return named;
     const std::string class_stem = text::stem(lower(class_word));
@@ -640,6 +663,10 @@ std::vector<bool> EdgeAnswerWriter::objects_named_as_class(const std::string& cl
     for (const auto& f : g_.facts) {
         const auto words = text::words(lower(f.p));
         if (words.empty() || type_predicate(f.p)) continue;
+        if (agent_noun(class_stem, words.front())) {
+            named[f.s] = true;
+            continue;
+        }
         const std::string& last = words.back();
         bool same = text::stem(last) == class_stem;
         const auto& cues = relation_cues(last);
@@ -652,8 +679,11 @@ std::vector<bool> EdgeAnswerWriter::objects_named_as_class(const std::string& cl
 
 // How well a fact's far end fits the expected answer, reached forward ([0], its object) or
 // backward ([1], its subject): the type fit, the class its type facts give, less when named in
-// the question.
-std::vector<std::array<double, 2>> EdgeAnswerWriter::end_fits() const {
+// the question. Fills end_of_class_: the ends the graph shows to be of the class asked, by their
+// own facts or as ends of a relation whose other ends are (a relation's range is one class: when
+// "X plays in club Y" shows one subject of "Y is in country Z" to be a club, its other subjects
+// are clubs too, though the graph at hand may hold no club fact of theirs).
+std::vector<std::array<double, 2>> EdgeAnswerWriter::end_fits() {
     const auto& facts = g_.facts;
     const auto& labels = g_.labels;
     const auto& intent = intent_;
@@ -662,17 +692,27 @@ std::vector<std::array<double, 2>> EdgeAnswerWriter::end_fits() const {
     for (const auto& f : facts)
         if (type_predicate(f.p)) classes[f.s].insert(text::stem(lower(labels[f.o])));
     const std::string class_stem = text::stem(lower(intent.class_word));
-    const std::vector<bool> named_class = objects_named_as_class(intent.class_word);
+    const std::vector<bool> named_class = nodes_named_as_class(intent.class_word);
+    std::vector<char> of_class(labels.size(), 0);
+    if (!intent.class_word.empty())
+        for (std::size_t n = 0; n < labels.size(); ++n)
+            of_class[n] = classes[n].contains(class_stem) || named_class[n] ? 1 : 0;
+    // Per predicate and side: some end on that side is of the class (the relation's range).
+    std::map<std::pair<std::string_view, int>, bool> range_of_class;
+    for (const auto& f : facts)
+        for (int side = 0; side < 2; ++side)
+            range_of_class[{f.p, side}] |= of_class[side == 0 ? f.o : f.s] != 0;
+    end_of_class_.assign(facts.size(), {false, false});
     std::vector<std::array<double, 2>> end_fit(facts.size());
     for (std::size_t f = 0; f < facts.size(); ++f) {
         for (int side = 0; side < 2; ++side) {
             const std::size_t end = side == 0 ? facts[f].o : facts[f].s;
             double fit = type_fit(intent, labels[end], facts[f].p, side == 0);
+            end_of_class_[f][static_cast<std::size_t>(side)] =
+                of_class[end] != 0 || range_of_class[{facts[f].p, side}];
             // The end's own class, when a fact gives it as the class asked ("which island"),
-            // or its name does ("Club Leon" for "name a club").
-            if (!intent.class_word.empty() &&
-                (classes[end].contains(class_stem) || named_class[end]))
-                fit = 1.0;
+            // or its name does ("Club Leon" for "name a club"), or its relation's other ends.
+            if (end_of_class_[f][static_cast<std::size_t>(side)]) fit = 1.0;
             // A node whose type facts give other classes only is not the X asked for ("on
             // which island": Tarnwick is a town).
             else if (!class_stem.empty() && !classes[end].empty())
@@ -686,6 +726,21 @@ std::vector<std::array<double, 2>> EdgeAnswerWriter::end_fits() const {
         }
     }
     return end_fit;
+}
+
+// The chain index of the mention naming the class asked ("which soccer teams are based in X":
+// "soccer teams"), or the chain's size when none does. An end of that class answers it
+// (score_path).
+std::size_t EdgeAnswerWriter::class_mention() const {
+    if (intent_.type != AnswerType::kClass || intent_.class_word.empty()) return rel_.chain.size();
+    const std::string class_stem = text::stem(intent_.class_word);
+    for (std::size_t c = 0; c < rel_.chain.size(); ++c) {
+        const auto& words = rel_.mentions[rel_.chain[c]].words;
+        if (std::any_of(words.begin(), words.end(),
+                        [&](auto w) { return rel_.words[w].stem == class_stem; }))
+            return c;
+    }
+    return rel_.chain.size();
 }
 
 // The chain mentions fact `f` answers that no earlier fact of the path answered (taken_ holds
@@ -746,6 +801,13 @@ double EdgeAnswerWriter::score_path(const Path& path) {
         previous_max = std::max(previous_max, take.highest);
         any_before = true;
     }
+    // The class asked is answered by the end itself when the graph shows it of that class: no
+    // relation need express it ("which soccer teams are based in X": the clubs "is in country"
+    // reaches, not the players a "plays for country" fact reaches, whose "plays" says "team").
+    const bool end_forward = path.forward.back();
+    if (class_mention_ < rel_.chain.size() && !taken_[class_mention_] &&
+        end_of_class_[path.facts.back()][end_forward ? 0 : 1])
+        covered += rel_.mentions[rel_.chain[class_mention_]].weight;
     const double coverage = chain_weight_ > 0.0 ? covered / chain_weight_ : (hops == 1 ? 1.0 : 0.5);
     const double efficiency =
         chain_weight_ > 0.0 ? static_cast<double>(expressing) / static_cast<double>(hops) : 1.0;

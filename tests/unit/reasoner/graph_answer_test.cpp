@@ -258,5 +258,51 @@ TEST(GraphAnswerTest, UndecidedSaysSoWithoutAnAnswer) {
     ASSERT_EQ(none.sentences.size(), 1u);
 }
 
+// A relation word that only resembles the class asked ("plays" for "teams") must not beat the
+// relation whose ends the graph shows to be of that class: the clubs "is in country" reaches,
+// though only one of them has a club fact here (the others are clubs as ends of the same
+// relation), not the players "plays for country" reaches.
+TEST(GraphAnswerTest, TheClassAskedIsAnsweredByEndsTheGraphShowsOfIt) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Ola VENN", "plays for country", "Norland"},
+        {"e2", "Bo LEE", "plays for country", "Norland"},
+        {"e3", "Ana ORT", "plays for country", "Norland"},
+        {"e4", "Harbour FC", "is in country", "Norland"},
+        {"e5", "Quay United", "is in country", "Norland"},
+        {"e6", "Ola VENN", "plays in club", "Harbour FC"},
+    };
+    for (const char* q :
+         {"which soccer teams are based in Norland ?", "name the clubs in the country Norland ?"}) {
+        const auto a = m.answer_from_edges(q, edges);
+        EXPECT_EQ(a.answer, "Harbour FC and Quay United") << q;
+    }
+    // "players" and "club" share the lexicon's cue, but a player is who plays: the subjects of
+    // "plays in club", not its objects.
+    for (const char* q : {"which players play for the national team of Norland ?",
+                          "list the players who play for the country Norland ?"}) {
+        const auto a = m.answer_from_edges(q, edges);
+        EXPECT_EQ(a.answer, "Ola VENN, Bo LEE and Ana ORT") << q;
+    }
+}
+
+// A word of a named entity's name is not named by the question ("norland" in
+// "alda_pavlova_of_norland"): the parent whose nationality is Norland is no better an answer
+// than the other, and both are listed.
+TEST(GraphAnswerTest, AWordOfANameIsNotANamedEntity) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "alda pavlova of norland", "parents", "pavel of norland"},
+        {"e2", "pavel of norland", "nationality", "norland"},
+        {"e3", "alda pavlova of norland", "parents", "mira of halden"},
+        {"e4", "mira of halden", "children", "alda pavlova of norland"},
+    };
+    for (const char* q : {"who are the parents of alda_pavlova_of_norland ?",
+                          "list the mother and father of alda_pavlova_of_norland ?"}) {
+        const auto a = m.answer_from_edges(q, edges);
+        EXPECT_EQ(a.answer, "pavel of norland and mira of halden") << q;
+    }
+}
+
 }  // namespace
 }  // namespace glassbox::reasoner
