@@ -200,6 +200,25 @@ std::vector<Item> cap_stars(const std::vector<Item>& ranked, std::size_t limit, 
     return kept;
 }
 
+// An edge as the fact it states: an inverse edge ("Y plays for country inverse X", the
+// predicate's label ending in " inverse") read the right way round ("X plays for country Y").
+struct FactReading {
+    std::string_view s;
+    std::string_view p;
+    std::string_view o;
+};
+
+FactReading fact_reading(const LabelledEdge& e) {
+    std::string_view p = e.p;
+    for (std::string_view suffix : {std::string_view(" inverse"), std::string_view("_inverse")}) {
+        if (p.size() > suffix.size() && p.ends_with(suffix)) {
+            p.remove_suffix(suffix.size());
+            return {e.o, p, e.s};
+        }
+    }
+    return {e.s, p, e.o};
+}
+
 bool expandable(const Term& term) { return term.is_iri() || term.is_blank(); }
 
 // Identifier-style text ("Cruz_Azul_FC") reads as words to the embedder and the labels.
@@ -568,6 +587,7 @@ private:
         }
         std::stable_sort(ranked.begin(), ranked.end(),
                          [](const auto& a, const auto& b) { return a.second > b.second; });
+        drop_inverse_twins(ranked, candidates);
         for (const auto& [position, score] : diversify(ranked, candidates))
             kept_.push_back(KeptEdge{candidates[position], score, {}, {}});
         return {};
@@ -653,6 +673,23 @@ private:
             return similarity[a] > similarity[b];
         });
         return all;
+    }
+
+    // An edge and its inverse ("X plays for country Y", "Y plays for country inverse X") state
+    // one fact: the better ranked stays, the other goes, so the kept slots hold that many facts
+    // (the answer reads both as one anyway) and room is left for the facts around the answers
+    // (what class they are, what else joins them to the question). Two edges whose labels read
+    // as the same fact are one for the answer too (it joins nodes by label).
+    void drop_inverse_twins(std::vector<std::pair<std::size_t, double>>& ranked,
+                            const std::vector<std::size_t>& candidates) const {
+        std::unordered_set<std::string> facts;
+        std::erase_if(ranked, [&](const std::pair<std::size_t, double>& entry) {
+            const auto f = fact_reading(labelled_[candidates[entry.first]]);
+            std::string key(f.s);
+            key.append(1, '\x1f').append(f.p).append(1, '\x1f').append(f.o);
+            std::replace(key.begin(), key.end(), '_', ' ');
+            return !facts.insert(base::ascii_lower(key)).second;
+        });
     }
 
     // The best edge_limit of the scored edges (best first), no more than edge_limit / 3 of
@@ -776,17 +813,8 @@ private:
         schema::RagCitation c;
         c.kind = "edge";
         if (k >= kept_.size()) return c;
-        const auto& e = labelled_[kept_[k].found];
-        std::string predicate = e.p;
-        bool inverse = false;
-        for (std::string_view suffix :
-             {std::string_view(" inverse"), std::string_view("_inverse")}) {
-            if (predicate.size() > suffix.size() && predicate.ends_with(suffix)) {
-                predicate.resize(predicate.size() - suffix.size());
-                inverse = true;
-            }
-        }
-        c.text = inverse ? e.o + " " + predicate + " " + e.s : e.s + " " + predicate + " " + e.o;
+        const auto f = fact_reading(labelled_[kept_[k].found]);
+        c.text = std::string(f.s).append(" ").append(f.p).append(" ").append(f.o);
         if (!kept_[k].sources.empty()) schema::cite_fact_source(c, kept_[k].sources.front());
         return c;
     }
