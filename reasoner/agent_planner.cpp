@@ -79,7 +79,7 @@ struct Reached {
     std::string key;  // IRI, or the literal's text
     std::string label;
     double score = 0.0;
-    std::string from;  // the key of the entity it was reached from
+    std::string from;      // the key of the entity it was reached from
     bool literal = false;  // a value (a year, a number, a text), not an entity
 };
 

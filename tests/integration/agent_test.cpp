@@ -254,6 +254,8 @@ TEST_F(AgentTest, AFactAndADocumentThatDisagreeAreReportedAndAStaleFactIsNoted) 
     EXPECT_GT(n, 1u) << response;
     EXPECT_NE(response.find("[" + std::to_string(n) + "] gives 1881."), std::string::npos)
         << response;
+    EXPECT_EQ(response.find("[" + std::to_string(n) + "]"), at + said.size() - 1)
+        << "the passage that disagrees is cited by the note, not as support: " << response;
     ASSERT_GE(final["citations"].size(), n) << final.dump();
     EXPECT_NE(final["citations"][n - 1].value("chunk", "").find("harbour-register"),
               std::string::npos)
@@ -292,16 +294,16 @@ TEST_F(AgentTest, AFactAndADocumentThatDisagreeAreReportedAndAStaleFactIsNoted) 
 
     // Through the gateway's stream: the router passes the agent's answer on, notes and all.
     const auto ready = dir() / "gateway.ready.json";
-    auto& gateway = start_process("gateway", {glassbox_binary(), "gateway", "--listen",
-                                              "127.0.0.1:0", "--broker", broker_.endpoint,
-                                              "--ready-file", ready.string()});
+    auto& gateway =
+        start_process("gateway", {glassbox_binary(), "gateway", "--listen", "127.0.0.1:0",
+                                  "--broker", broker_.endpoint, "--ready-file", ready.string()});
     const auto info = wait_for_ready_file(ready, gateway, milliseconds{10'000});
     ASSERT_TRUE(info) << "the gateway wrote no ready file: " << gateway.stderr_text();
     const auto probed = run_command(
         {"/usr/bin/python3", std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/http_probe.py",
          "POST", info->value("url", "") + "/api/v1/query", "--body",
-         json{{"query", question}, {"mode", "agent"}, {"collection", "dispute"}}.dump(),
-         "--header", "Accept: text/event-stream"},
+         json{{"query", question}, {"mode", "agent"}, {"collection", "dispute"}}.dump(), "--header",
+         "Accept: text/event-stream"},
         dir(), milliseconds{90'000});
     const json out = json::parse(probed.out, nullptr, false);
     ASSERT_TRUE(out.is_object() && out.value("status", 0) == 200) << probed.out << probed.err;

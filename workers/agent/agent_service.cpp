@@ -186,7 +186,8 @@ private:
         json step_calls = json::array();
         bool documents_only = true;
         for (auto& out : outcomes) {
-            documents_only = documents_only && !out.error && kind_of(out.tool) == ToolKind::kDocumentRag;
+            documents_only =
+                documents_only && !out.error && kind_of(out.tool) == ToolKind::kDocumentRag;
             // Its tools' steps, for a client that takes explain messages (not explain=none).
             if (context_.meta().client_takes_explain) {
                 for (auto& body : out.explain)
@@ -265,8 +266,7 @@ private:
             tools_used_.push_back(out.tool);
         if (kind_of(out.tool) == ToolKind::kDocumentRag && out.answer && !out.answer->empty()) {
             passages_.push_back(
-                {question_arg(out.args), *out.answer, out.answer_selections,
-                 out.citations});
+                {question_arg(out.args), *out.answer, out.answer_selections, out.citations});
         }
         if (out.answer && !out.answer->empty()) {
             best_answer_ = *out.answer;
@@ -378,9 +378,10 @@ private:
                                     ? query_facts_
                                     : facts_behind(answer_, facts_);
             evidence = rested_on(behind);
-            confidence = assess(termination, behind, evidence,
-                                conflicts_with_documents(behind, evidence));
-            response_ = with_citation_markers(std::move(response_), evidence.citations.size());
+            confidence =
+                assess(termination, behind, evidence, conflicts_with_documents(behind, evidence));
+            response_ = with_citation_markers(std::move(response_), evidence.citations.size(),
+                                              rival_citations(*confidence, evidence));
             response_ += notes(*confidence, evidence);
             provenance =
                 explain::AnswerProvenance{derivation(), 0, "agent", evidence.answer_sources};
@@ -475,15 +476,16 @@ private:
         std::vector<EvidenceValue> facts;
         for (std::size_t k = 0; k < behind.size() && k < evidence.citations.size(); ++k) {
             const auto& f = facts_[behind[k]].fact;
-            if (f.query || !f.triple.s.is_iri() ||
-                f.entity != f.triple.s.as_iri().value ||
-                text::normalize(f.other_label) != text::normalize(answer_) ||
-                !single_valued(f))
+            if (f.query || !f.triple.s.is_iri() || f.entity != f.triple.s.as_iri().value ||
+                text::normalize(f.other_label) != text::normalize(answer_) || !single_valued(f))
                 continue;
             const auto& cited = evidence.citations[k];
-            facts.push_back({f.subject_label, f.predicate_label, f.other_label,
+            facts.push_back({f.subject_label,
+                             f.predicate_label,
+                             f.other_label,
                              trace_.run().observation(facts_[behind[k]].iteration),
-                             {cited_source(cited)}, cited.n});
+                             {cited_source(cited)},
+                             cited.n});
         }
         std::vector<EvidenceValue> passages;
         const std::string question = text::normalize(request_.question);
@@ -526,6 +528,23 @@ private:
 
     static std::string cited_source(const schema::RagCitation& c) {
         return c.chunk.empty() ? c.document : c.chunk;
+    }
+
+    // The citations that give a conflict's rival value: the rival's own, and every passage of a
+    // document answer that gives it (they back the rival, not the answer).
+    std::set<std::uint32_t> rival_citations(const explain::AnswerConfidence& confidence,
+                                            const AnswerEvidence& evidence) const {
+        std::set<std::uint32_t> out;
+        for (const auto& c : confidence.conflicts) {
+            if (c.rival_citation != 0) out.insert(c.rival_citation);
+            for (const auto& p : passages_) {
+                if (text::normalize(p.answer) != text::normalize(c.rival)) continue;
+                for (const auto& cited : p.citations)
+                    for (const auto& e : evidence.citations)
+                        if (!e.selection.empty() && e.selection == cited.selection) out.insert(e.n);
+            }
+        }
+        return out;
     }
 
     // What the answer adds after itself: sources that disagree (with both citations), then
@@ -594,7 +613,7 @@ private:
     std::vector<StepFact> facts_;                 // every fact the lookups showed
     std::vector<std::size_t> query_facts_;        // into facts_: the latest graph-query's rows
     std::vector<std::string> tools_used_;
-    std::vector<PassageAnswer> passages_;  // the document tools' short answers
+    std::vector<PassageAnswer> passages_;           // the document tools' short answers
     std::vector<std::size_t> document_iterations_;  // iterations that only asked the documents
 };
 

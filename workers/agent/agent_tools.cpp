@@ -89,10 +89,10 @@ void observe_facts(ToolOutcome& out, const std::string& iri,
                 continue;
             }
             size += fact_size;
-            out.facts.push_back(ObservedFact{
-                t, iri, other.is_iri() ? other.as_iri().value : std::string(),
-                dir == 0 ? label(t.o) : label(t.s), label(t.s) + " " + pred + " " + label(t.o),
-                false, label(t.s), pred});
+            out.facts.push_back(
+                ObservedFact{t, iri, other.is_iri() ? other.as_iri().value : std::string(),
+                             dir == 0 ? label(t.o) : label(t.s),
+                             label(t.s) + " " + pred + " " + label(t.o), false, label(t.s), pred});
             facts.push_back(std::move(fact));
         }
     }

@@ -25,8 +25,8 @@ struct ObservedFact {
     std::string entity;
     std::string other;
     std::string other_label;
-    std::string text;    // "s p o" in labels, as the observation showed it
-    bool query = false;  // a graph-query row's fact: it backs the rows, not a chain's end
+    std::string text;             // "s p o" in labels, as the observation showed it
+    bool query = false;           // a graph-query row's fact: it backs the rows, not a chain's end
     std::string subject_label{};  // the triple's subject and predicate in words
     std::string predicate_label{};
 };

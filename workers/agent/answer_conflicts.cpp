@@ -42,9 +42,7 @@ std::set<double> numbers_in(std::string_view text) {
     return out;
 }
 
-bool yes_or_no(const std::string& normalised) {
-    return normalised == "yes" || normalised == "no";
-}
+bool yes_or_no(const std::string& normalised) { return normalised == "yes" || normalised == "no"; }
 
 template <typename T>
 bool disjoint(const std::set<T>& a, const std::set<T>& b) {

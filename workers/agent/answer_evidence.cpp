@@ -132,7 +132,8 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
     return out;
 }
 
-std::string with_citation_markers(std::string text, std::size_t count) {
+std::string with_citation_markers(std::string text, std::size_t count,
+                                  const std::set<std::uint32_t>& left_out) {
     if (count == 0 || text.empty()) return text;
     for (std::size_t open = text.find('['); open != std::string::npos;
          open = text.find('[', open + 1)) {
@@ -141,7 +142,10 @@ std::string with_citation_markers(std::string text, std::size_t count) {
         if (close > open + 1 && close < text.size() && text[close] == ']') return text;
     }
     std::string markers;
-    for (std::size_t n = 1; n <= count; ++n) markers += "[" + std::to_string(n) + "]";
+    for (std::size_t n = 1; n <= count; ++n)
+        if (!left_out.contains(static_cast<std::uint32_t>(n)))
+            markers += "[" + std::to_string(n) + "]";
+    if (markers.empty()) return text;
     std::size_t end = text.size();
     while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\n')) --end;
     const bool stop = end > 0 && text[end - 1] == '.';

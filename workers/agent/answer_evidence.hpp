@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,7 +59,10 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
 // `text` with the markers of citations 1..`count` when it has none: "[1][2]" before its closing
 // full stop (or at its end), as the RAG engines place theirs, so the answer says which of the
 // numbered sources it rests on (issue 31: agent answers listed sources the text never cited).
-// Text that already holds a "[n]" marker (a model that cited) is returned as it is.
-std::string with_citation_markers(std::string text, std::size_t count);
+// Text that already holds a "[n]" marker (a model that cited) is returned as it is. Citations in
+// `left_out` are not marked: a passage that disagrees with the answer does not support it (the
+// conflict note cites it).
+std::string with_citation_markers(std::string text, std::size_t count,
+                                  const std::set<std::uint32_t>& left_out = {});
 
 }  // namespace glassbox::agent

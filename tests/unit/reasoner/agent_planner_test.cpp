@@ -196,10 +196,10 @@ TEST(AgentPlannerTest, ElseLeavesOutWhatThePreviousTurnWasAbout) {
 // say (the agent worker compares them). An entity end, or no document tool, is not checked.
 TEST(AgentPlannerTest, AChainEndingAtAValueIsCheckedAgainstTheDocumentsOnce) {
     const std::string q = "when was saltspire_light built ?";
-    const json tools = json::array({{{"name", "knowledge-query"}},
-                                    {{"name", "triples-query"}},
-                                    {{"name", "document-query"}}});
-    const json fact = {{"s", "saltspire_light"}, {"p", "year built"}, {"o", "1879"}, {"dir", "out"}};
+    const json tools = json::array(
+        {{{"name", "knowledge-query"}}, {{"name", "triples-query"}}, {{"name", "document-query"}}});
+    const json fact = {
+        {"s", "saltspire_light"}, {"p", "year built"}, {"o", "1879"}, {"dir", "out"}};
     const json obs = {{"entity", "saltspire_light"},
                       {"iri", kBase + "saltspire_light"},
                       {"facts", json::array({fact})}};
@@ -226,8 +226,8 @@ TEST(AgentPlannerTest, AChainEndingAtAValueIsCheckedAgainstTheDocumentsOnce) {
     EXPECT_TRUE(unchecked.calls.empty()) << "no document tool: " << render_react(unchecked);
     EXPECT_EQ(unchecked.final_answer, "1879");
 
-    const json entity_steps = json::array(
-        {step_of({lookup("marta_vell", {{"spouse", "oren_tal"}})})});
+    const json entity_steps =
+        json::array({step_of({lookup("marta_vell", {{"spouse", "oren_tal"}})})});
     const auto entity_end =
         plan_agent_step("who is the spouse of marta_vell ?", tools, entity_steps);
     EXPECT_TRUE(entity_end.calls.empty()) << "an entity end: " << render_react(entity_end);

@@ -26,8 +26,9 @@ TEST(ValuesDisagreeTest, NamesDisagreeOnlyWhenTheyShareNoWord) {
     EXPECT_FALSE(values_disagree("Varrow", "Ilse Varrow")) << "one inside the other";
     EXPECT_FALSE(values_disagree("Ilse Varrow", "Ilse Heddle")) << "a partial overlap: unsure";
     EXPECT_FALSE(values_disagree("", "Mexico"));
-    EXPECT_FALSE(values_disagree("Mexico", "the team moved several times between cities in the "
-                                           "north of the country over the years"))
+    EXPECT_FALSE(values_disagree("Mexico",
+                                 "the team moved several times between cities in the "
+                                 "north of the country over the years"))
         << "a sentence is not a value";
 }
 
@@ -38,8 +39,8 @@ TEST(ValuesDisagreeTest, YesAndNoDisagreeButNotWithAName) {
 }
 
 EvidenceValue fact_value(std::string value) {
-    return {"Saltspire Light", "year built", std::move(value), "urn:run:observation:0",
-            {"file:///orrin.ttl"},     1};
+    return {"Saltspire Light",       "year built",          std::move(value),
+            "urn:run:observation:0", {"file:///orrin.ttl"}, 1};
 }
 
 EvidenceValue passage_value(std::string value) {

@@ -103,6 +103,10 @@ TEST(WithCitationMarkers, MarksTheSourcesBeforeTheFullStopUnlessTheTextCites) {
     EXPECT_EQ(with_citation_markers("No sources.", 0), "No sources.");
     // Brackets that are no marker do not count as citing.
     EXPECT_EQ(with_citation_markers("It was [unknown].", 1), "It was [unknown] [1].");
+    // Issue 35: a passage that gives a conflict's rival value does not back the answer.
+    EXPECT_EQ(with_citation_markers("It was built in 1879.", 3, {2}),
+              "It was built in 1879 [1][3].");
+    EXPECT_EQ(with_citation_markers("It was built in 1879.", 1, {1}), "It was built in 1879.");
 }
 
 }  // namespace
