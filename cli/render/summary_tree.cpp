@@ -339,6 +339,12 @@ private:
                 add("answer " + quoted(*answer, 80));
         }
         if (auto tier = facts_.text(node, vocab::kAggregateTier)) add("tier " + *tier);
+        // Sources that disagree on the answer (gb:Conflict): the value stated and its rival.
+        for (const auto& conflict : facts_.values(node, vocab::kConflictProperty)) {
+            add("sources disagree: " +
+                quoted(facts_.text(conflict, vocab::kStatedValue).value_or("?"), 40) + " against " +
+                quoted(facts_.text(conflict, vocab::kRivalValue).value_or("?"), 40));
+        }
         // A routed or agent answer's sources past their revalidation age, each with its dates.
         for (const auto& source : facts_.values(node, vocab::kAnswerSourceProperty)) {
             if (!stale_source(facts_, source)) continue;

@@ -422,8 +422,9 @@ private:
             out.append(out.empty() ? "" : ", ").append(name).append(" ");
             for (std::size_t i = 0; i < values.size(); ++i)
                 out.append(i ? " " : "")
-                    .append(values[i].is_literal() ? escape_controls(values[i].as_literal().value, false)
-                                                   : display(values[i]));
+                    .append(values[i].is_literal()
+                                ? escape_controls(values[i].as_literal().value, false)
+                                : display(values[i]));
         };
         part(vocab::kDctermsDate, "dated");
         part(vocab::kProvGeneratedAtTime, "loaded");

@@ -323,17 +323,19 @@ TEST(SummaryTree, AStaleSourceIsMarkedWithItsDateAndMaxAge) {
     sources.show_sources = true;
     const std::string full = render_tree(dated_graph_rag(true).trace, sources);
     EXPECT_TRUE(contains(full, "document <file:///sample/orrin.ttl>\n")) << full;
-    EXPECT_TRUE(contains(full, "  dated 2020-01-01, loaded 2026-12-01T10:00:00Z, max age 30d, "
-                               "STALE\n"))
+    EXPECT_TRUE(contains(full,
+                         "  dated 2020-01-01, loaded 2026-12-01T10:00:00Z, max age 30d, "
+                         "STALE\n"))
         << full;
     const std::string full_fresh = render_tree(dated_graph_rag(false).trace, sources);
-    EXPECT_TRUE(contains(full_fresh, "  dated 2020-01-01, loaded 2026-12-01T10:00:00Z, max age "
-                                     "30d\n"))
+    EXPECT_TRUE(contains(full_fresh,
+                         "  dated 2020-01-01, loaded 2026-12-01T10:00:00Z, max age "
+                         "30d\n"))
         << full_fresh;
     EXPECT_FALSE(contains(full_fresh, "STALE")) << full_fresh;
 }
 
-TEST(SummaryTree, AnAgentsStaleAnswerSourceIsNamedOnItsConclusion) {
+TEST(SummaryTree, AnAgentsConflictAndStaleAnswerSourceAreNamedOnItsConclusion) {
     BuiltRun agent("agent", "When was Saltspire Light built?");
     const auto& q = agent.uris;
     auto conclusion = explain::conclusion(q, step(4, std::nullopt), {"1879 [1].", std::nullopt},
@@ -342,17 +344,29 @@ TEST(SummaryTree, AnAgentsStaleAnswerSourceIsNamedOnItsConclusion) {
     provenance.engine = "agent";
     provenance.sources.push_back({"file:///register.ttl", 3, "agent", std::nullopt,
                                   "2026-12-01T10:00:00Z", "2020-01-01", true});
-    provenance.sources.push_back({"file:///orrin.ttl", 1, "agent", std::nullopt,
-                                  "2026-12-01T10:00:00Z", "", false});
+    provenance.sources.push_back(
+        {"file:///orrin.ttl", 1, "agent", std::nullopt, "2026-12-01T10:00:00Z", "", false});
     auto sink = explain::triple_list();
     explain::answer_provenance(sink, q, provenance);
+    explain::AnswerConfidence confidence;
+    confidence.conflicts.push_back({"Saltspire Light",
+                                    "was built in year",
+                                    "1879",
+                                    "1881",
+                                    q.observation(0),
+                                    "urn:sub:chunk:0",
+                                    {"file:///register.ttl"},
+                                    {"urn:chunk:harbour#0"}});
+    explain::conclusion_confidence(sink, q, confidence);
     for (auto& t : sink.take()) conclusion.push_back(std::move(t));
     agent.add(q.conclusion(), std::move(conclusion));
     const std::string tree = render_tree(agent.trace);
-    EXPECT_TRUE(contains(tree, "stale source register.ttl (dated 2020-01-01, loaded "
-                               "2026-12-01T10:00:00Z, STALE)"))
+    EXPECT_TRUE(contains(tree,
+                         "stale source register.ttl (dated 2020-01-01, loaded "
+                         "2026-12-01T10:00:00Z, STALE)"))
         << tree;
     EXPECT_FALSE(contains(tree, "stale source orrin.ttl")) << tree;
+    EXPECT_TRUE(contains(tree, "sources disagree: \"1879\" against \"1881\"")) << tree;
 }
 
 // A `forget` as the store records it (docs/knowledge.md §10): the change on the run's first
