@@ -69,6 +69,12 @@ base::Result<Calibrator> calibrator_of(const std::string& name, const json& engi
                               "\"unanswered\" needs a \"probability\" from 0 to 1");
         c.unanswered = (*u)["probability"].get<double>();
     }
+    if (const auto w = engine.find("withhold_below"); w != engine.end()) {
+        if (!w->is_number() || !(w->get<double>() >= 0.0 && w->get<double>() <= 1.0))
+            return make_error(ErrorType::kInvalidRequest,
+                              "\"withhold_below\" must be a number from 0 to 1");
+        c.withhold_below = w->get<double>();
+    }
     return c;
 }
 

@@ -33,6 +33,10 @@ struct Calibrator {
     // are few in a fit's data, so they get their own observed rate, not the regression's
     // extrapolation. nullopt: the regression applies to them too.
     std::optional<double> unanswered;
+    // Below this probability the engine withholds its short answer and gives the passages alone,
+    // whose first sentence then stands as the answer (document RAG; ops/fit-calibrator sets it
+    // where, on held-out folds, no withheld answer was even partly right). nullopt: never.
+    std::optional<double> withhold_below;
 };
 
 // What a feature did to the score: its term of the log-odds (positive raised it).

@@ -453,7 +453,25 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
                  !name_shaped(*ev.short_answer)
              ? 1.0
                                                                                          : 0.0},
+        {"withheld", 0.0},
     };
+}
+
+bool withhold_weak_short_answer(SynthesisResult& synthesised, EvidenceFeatures& features,
+                                std::string_view engine, double floor) {
+    const auto* calibrator = reasoner::shipped_calibrator(engine);
+    if (floor <= 0.0 || calibrator == nullptr || !calibrator->withhold_below) return false;
+    const std::string answer = folded(synthesised.short_answer.value_or(""));
+    if (answer.empty() || answer == "yes" || answer == "no") return false;
+    if (reasoner::calibrate(*calibrator, features).probability >= *calibrator->withhold_below)
+        return false;
+    synthesised.short_answer.reset();
+    synthesised.short_answer_ids.clear();
+    for (auto& f : features) {
+        if (f.name == "answered") f.value = 0.0;
+        if (f.name == "withheld") f.value = 1.0;
+    }
+    return true;
 }
 
 std::vector<ChunkConflict> document_conflicts(const DocumentEvidence& ev) {
@@ -544,6 +562,7 @@ std::string_view doubt_of(std::string_view feature) {
         {"retrieval_margin", "no passage stands out from the others"},
         {"answer_titled", "whether a document is about it"},
         {"who_not_name", "the question asks who, and it is not shaped like a name"},
+        {"withheld", "the short answer found was too weak to state"},
     };
     for (const auto& [name, doubt] : kDoubts) {
         if (name == feature) return doubt;

@@ -95,7 +95,7 @@ struct DocumentEvidence {
 // best chunk's score stands above the runner-up's), answer_titled (the answer names a kept
 // document's title, or the title names it: an entity the collection has a document on) and
 // who_not_name (the question asks who, and the answer is not shaped like a name: one word, an
-// acronym, words in lower case).
+// acronym, words in lower case); withheld (0: withhold_weak_short_answer sets it).
 reasoner::EvidenceFeatures document_features(const DocumentEvidence& evidence);
 
 // Two kept chunks of different documents giving different values for the one the question asks
@@ -111,6 +111,15 @@ struct ChunkConflict {
     std::string slot;  // the slot's word stems, in the question's order
 };
 std::vector<ChunkConflict> document_conflicts(const DocumentEvidence& evidence);
+
+// Withholds a weak short answer (docs/confidence.md, withholding): when `engine`'s calibrator
+// has a withhold_below, the request allows abstaining (`floor` > 0), the short answer is not yes
+// or no, and its calibrated probability is below withhold_below, `synthesised` loses its short
+// answer (its text and citations stay: their first sentence answers) and `features` say so
+// ("answered" 0, "withheld" 1), so that its confidence is that of an answer without one.
+// Returns whether it withheld.
+bool withhold_weak_short_answer(SynthesisResult& synthesised, reasoner::EvidenceFeatures& features,
+                                std::string_view engine, double floor);
 
 // The answer's confidence as the trace records it: `features`, scored by the calibrator shipped
 // for `engine` when there is one (probability, version, each feature's effect).

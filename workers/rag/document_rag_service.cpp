@@ -357,11 +357,17 @@ private:
         for (std::size_t i : selected_) sources.push_back(retrieved_[i].chunk_id);
         const auto previous = reranked_ ? trace_.run().focus() : trace_.run().exploration();
         const auto ev = evidence(*synthesised);
+        auto features = document_features(ev);
+        // A short answer too weak to state is withheld before conflicts are looked for: a
+        // withheld value is not disputed.
+        const bool withheld =
+            withhold_weak_short_answer(*synthesised, features, "document-rag", min_confidence_);
         return finish(
             timer, previous, *synthesised, "c",
             [&](std::size_t k) { return chunk_selection(k); },
             [&](std::size_t k, std::string_view claim) { return cited_chunk(k, claim); },
-            std::move(sources), document_features(ev), std::nullopt, conflicts_of(ev));
+            std::move(sources), features, std::nullopt,
+            withheld ? std::vector<explain::AnswerConflict>{} : conflicts_of(ev));
     }
 
     // The trace's entity for chunk k given to synthesis: its Focus ranking, else its retrieval.

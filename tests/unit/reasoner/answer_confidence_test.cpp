@@ -73,6 +73,23 @@ TEST(AnswerConfidenceTest, AnAnswerWithoutAShortAnswerGetsItsOwnRate) {
         "mean": [], "scale": [], "weight": [], "bias": 0, "unanswered": {"probability": 2}}}})"));
 }
 
+TEST(AnswerConfidenceTest, AWithholdingThresholdIsReadAndBounded) {
+    const auto parse = [](std::string_view withhold) {
+        return parse_calibrators(std::string(R"({"version": "v", "engines": {"document-rag": {
+            "features": [], "mean": [], "scale": [], "weight": [], "bias": 0,
+            "withhold_below": )") + std::string(withhold) + "}}}");
+    };
+    const auto parsed = parse("0.2");
+    ASSERT_TRUE(parsed) << parsed.error().describe();
+    EXPECT_EQ(parsed->front().withhold_below, 0.2);
+    EXPECT_FALSE(parse("1.5"));
+    EXPECT_FALSE(parse("\"low\""));
+    auto without = parse_calibrators(R"({"version": "v", "engines": {"graph-rag": {
+        "features": [], "mean": [], "scale": [], "weight": [], "bias": 0}}})");
+    ASSERT_TRUE(without);
+    EXPECT_FALSE(without->front().withhold_below);
+}
+
 TEST(AnswerConfidenceTest, TheQuestionsPartsAreCheckedAgainstWhatTheFactsState) {
     const auto parts = question_parts("When and where was Rosa Lind born?", {"born in"});
     ASSERT_GE(parts.size(), 2u);

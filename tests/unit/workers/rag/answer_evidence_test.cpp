@@ -300,6 +300,53 @@ TEST(AnswerEvidenceTest, TheFinalCarriesTheFeaturesAndTheCalibratedConfidence) {
     EXPECT_TRUE(final["confidence_words"].is_string());
 }
 
+TEST(AnswerEvidenceTest, AShortAnswerBelowTheShippedThresholdIsWithheldAndTheTextStays) {
+    const auto* calibrator = reasoner::shipped_calibrator("document-rag");
+    ASSERT_NE(calibrator, nullptr);
+    if (!calibrator->withhold_below) GTEST_SKIP() << "the shipped fit withholds nothing";
+    // A who question answered by what is not a name: the weakest short answer document RAG has.
+    DocumentEvidence ev;
+    ev.question = "Who founded the shipyard that built the Curlew ferry?";
+    ev.kept = {{"The shipyard was founded on TV by Oskar Brenn.", "d1", "Brenn Shipyard", 1.0}};
+    ev.short_answer = "TV";
+    ev.answer_chunks = {0};
+    SynthesisResult given;
+    given.answer = "The shipyard was founded on TV by Oskar Brenn.";
+    given.short_answer = "TV";
+    given.short_answer_ids = {"c1"};
+    given.citations = {CitedSpan{0, 46, {"c1"}}};
+    const auto features = document_features(ev);
+    const bool weak =
+        reasoner::calibrate(*calibrator, features).probability < *calibrator->withhold_below;
+
+    auto synthesised = given;
+    auto measured = features;
+    EXPECT_FALSE(withhold_weak_short_answer(synthesised, measured, "document-rag", 0.0))
+        << "a request that never abstains sees every short answer";
+    EXPECT_EQ(synthesised.short_answer, given.short_answer);
+
+    EXPECT_EQ(withhold_weak_short_answer(synthesised, measured, "document-rag", 0.25), weak);
+    if (weak) {
+        EXPECT_FALSE(synthesised.short_answer);
+        EXPECT_TRUE(synthesised.short_answer_ids.empty());
+        EXPECT_EQ(synthesised.answer, given.answer);  // the passage answers, cited as before
+        EXPECT_EQ(synthesised.citations.size(), 1u);
+        const auto f = by_name(measured);
+        EXPECT_EQ(f.at("answered"), 0.0);
+        EXPECT_EQ(f.at("withheld"), 1.0);
+        // Its confidence is then that of an answer without a short answer.
+        if (calibrator->unanswered) {
+            EXPECT_DOUBLE_EQ(reasoner::calibrate(*calibrator, measured).probability,
+                             *calibrator->unanswered);
+        }
+    }
+    // A yes/no answer is never withheld.
+    auto yes_no = given;
+    yes_no.short_answer = "no";
+    auto yes_no_features = features;
+    EXPECT_FALSE(withhold_weak_short_answer(yes_no, yes_no_features, "document-rag", 0.25));
+}
+
 TEST(AnswerEvidenceTest, BelowTheFloorTheAnswerSaysItDoesNotKnow) {
     SynthesisResult given;
     given.answer = "The MV Curlew was built by Cobble Quay.";
