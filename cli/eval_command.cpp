@@ -278,8 +278,8 @@ json record_request(const EvalOptions& options, const EvalRun& run, const RunTim
     json eval_run{
         {"name", bounded(run.id, trace::kMaxEvalRunNameBytes)},
         {"set", bounded(run.set, trace::kMaxEvalRunNameBytes)},
-        {"set_path", bounded(ec ? options.questions_path : set_path.string(),
-                             trace::kMaxEvalRunPathBytes)},
+        {"set_path",
+         bounded(ec ? options.questions_path : set_path.string(), trace::kMaxEvalRunPathBytes)},
         {"engine", options.engine},
         {"collection", bounded(settings().text("client.collection"), trace::kMaxEvalRunNameBytes)},
         {"started", base::format_xsd_datetime(times.started, base::TimePrecision::kMillis)},
@@ -439,7 +439,8 @@ void run_eval(const EvalOptions& options) {
     times.finished = std::chrono::system_clock::now();
     // The record is best effort, as the evaluations are: the report is written whatever happens.
     json record{{"name", nullptr}, {"error", nullptr}};
-    if (auto recorded = record_run(bus, options, record_request(options, run, times, rows, summary));
+    if (auto recorded =
+            record_run(bus, options, record_request(options, run, times, rows, summary));
         recorded) {
         record["name"] = bounded(run.id, trace::kMaxEvalRunNameBytes);
     } else {

@@ -103,10 +103,10 @@ void chart_route(Gateway::State& state, const httplib::Request& req, httplib::Re
 }  // namespace
 
 void add_eval_routes(Gateway::State& state) {
-    state.server.Get("/api/v1/evals", [&state](const httplib::Request& req,
-                                               httplib::Response& res) {
-        list_route(state, req, res);
-    });
+    state.server.Get("/api/v1/evals",
+                     [&state](const httplib::Request& req, httplib::Response& res) {
+                         list_route(state, req, res);
+                     });
     // The name as recorded: any characters but '/', percent-encoded (httplib decodes the path).
     state.server.Get(R"(/api/v1/evals/([^/]{1,256})/(reliability|risk-coverage)\.svg)",
                      [&state](const httplib::Request& req, httplib::Response& res) {

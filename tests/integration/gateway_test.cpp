@@ -743,7 +743,9 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     get("/api/v1/traces?evaluated=maybe");
     // `glassbox eval` records its run (docs/evaluation.md, "Evaluation runs"): listed and shown.
     const auto set = dir() / "openapi-set.jsonl";
-    std::ofstream(set) << json{{"id", "curlew"}, {"question", question}, {"answers", {"Oskar Brenn"}}}
+    std::ofstream(set) << json{{"id", "curlew"},
+                               {"question", question},
+                               {"answers", {"Oskar Brenn"}}}
                        << "\n";
     const auto evaluated_set =
         run_glassbox({"eval", set.string(), "--engine", "graph-rag", "--out",
@@ -845,8 +847,9 @@ TEST_F(GatewayTest, EvaluationRunsAreListedShownAndTheirChartsServedAsSvg) {
     ASSERT_EQ(empty.status, 200) << empty.describe();
     EXPECT_EQ(empty.body_json()["total"], 0) << empty.describe();
     for (const auto& [name, hits1] : {std::pair{"first run", 0.5}, std::pair{"second", 1.0}}) {
-        const auto recorded = run_glassbox({"call", "trace", eval_record_request(name, hits1).dump(),
-                                            "--broker", broker_.endpoint});
+        const auto recorded =
+            run_glassbox({"call", "trace", eval_record_request(name, hits1).dump(), "--broker",
+                          broker_.endpoint});
         ASSERT_TRUE(recorded.status.exited && recorded.status.code == 0) << recorded.err;
     }
 
@@ -876,9 +879,9 @@ TEST_F(GatewayTest, EvaluationRunsAreListedShownAndTheirChartsServedAsSvg) {
     EXPECT_EQ(run["charts"]["reliability"], href + "/reliability.svg");
     EXPECT_EQ(run["charts"]["risk_coverage"], href + "/risk-coverage.svg");
 
-    for (const std::string chart : {"reliability", "risk_coverage"}) {
-        const auto svg = http("GET", run["charts"][chart].get<std::string>(),
-                              {}, {"Accept: image/avif,image/svg+xml,image/*,*/*;q=0.8"});
+    for (const char* chart : {"reliability", "risk_coverage"}) {
+        const auto svg = http("GET", run["charts"][chart].get<std::string>(), {},
+                              {"Accept: image/avif,image/svg+xml,image/*,*/*;q=0.8"});
         ASSERT_EQ(svg.status, 200) << chart << " " << svg.describe();
         EXPECT_EQ(svg.headers.value("content-type", ""), "image/svg+xml");
         const std::string policy = svg.headers.value("content-security-policy", "");

@@ -29,7 +29,7 @@ base::Error invalid_eval(std::string message) {
 // A text field of `object`: a UTF-8 string of at most `max` bytes without control characters,
 // non-empty when `required`; "" when absent and not required.
 Result<std::string> eval_text_field(const json& object, const char* key, std::string_view where,
-                               bool required, std::size_t max) {
+                                    bool required, std::size_t max) {
     const std::string name = "\"" + std::string(where) + key + "\"";
     const auto it = object.find(key);
     if (it == object.end() || it->is_null()) {
@@ -44,7 +44,7 @@ Result<std::string> eval_text_field(const json& object, const char* key, std::st
     });
     if (text.size() > max || base::find_invalid_utf8(text) || control)
         return invalid_eval(name + " must be UTF-8 of at most " + std::to_string(max) +
-                       " bytes without control characters");
+                            " bytes without control characters");
     return text;
 }
 
@@ -64,7 +64,7 @@ Result<std::optional<std::int64_t>> time_field(const json& object, const char* k
                                     : std::optional<std::int64_t>{};
     if (!ms)
         return invalid_eval(std::string("\"eval_run.") + key +
-                       "\" must be an xsd:dateTime such as 2026-11-22T00:00:00Z");
+                            "\" must be an xsd:dateTime such as 2026-11-22T00:00:00Z");
     return std::optional<std::int64_t>{ms};
 }
 
@@ -83,11 +83,11 @@ Result<json> summary_field(const json& run) {
         if (share == summary.end() || share->is_null()) continue;
         if (!share->is_number() || share->get<double>() < 0.0 || share->get<double>() > 1.0)
             return invalid_eval(std::string("\"eval_run.summary.") + key +
-                           "\" must be a number from 0 to 1 or null");
+                                "\" must be a number from 0 to 1 or null");
     }
     if (summary.dump(-1, ' ', false, json::error_handler_t::replace).size() > kMaxEvalSummaryBytes)
         return invalid_eval("\"eval_run.summary\" must be at most " +
-                       std::to_string(kMaxEvalSummaryBytes) + " bytes of JSON");
+                            std::to_string(kMaxEvalSummaryBytes) + " bytes of JSON");
     return summary;
 }
 
@@ -97,24 +97,24 @@ Result<json> rows_field(const json& run) {
     if (it == run.end() || it->is_null()) return json::array();
     if (!it->is_array() || it->size() > kMaxEvalRunRows)
         return invalid_eval("\"eval_run.rows\" must be a list of at most " +
-                       std::to_string(kMaxEvalRunRows) + " objects");
+                            std::to_string(kMaxEvalRunRows) + " objects");
     for (const auto& row : *it) {
         if (!row.is_object() || !row.contains("id") || !row["id"].is_string())
-            return invalid_eval("each of \"eval_run.rows\" must be an object with an \"id\" string");
+            return invalid_eval(
+                "each of \"eval_run.rows\" must be an object with an \"id\" string");
         if (row.contains("trace") && !row["trace"].is_string() && !row["trace"].is_null())
             return invalid_eval("a row's \"trace\" must be a session URI (a string) or null");
     }
     if (it->dump(-1, ' ', false, json::error_handler_t::replace).size() > kMaxEvalRowsBytes)
-        return invalid_eval("\"eval_run.rows\" must be at most " + std::to_string(kMaxEvalRowsBytes) +
-                       " bytes of JSON");
+        return invalid_eval("\"eval_run.rows\" must be at most " +
+                            std::to_string(kMaxEvalRowsBytes) + " bytes of JSON");
     return *it;
 }
 
 bool contains_folded(std::string_view text, std::string_view needle) {
-    const auto at = std::search(text.begin(), text.end(), needle.begin(), needle.end(),
-                                [](char a, char b) {
-                                    return std::tolower(static_cast<unsigned char>(a)) == b;
-                                });
+    const auto at = std::search(
+        text.begin(), text.end(), needle.begin(), needle.end(),
+        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
     return at != text.end();
 }
 
@@ -129,8 +129,8 @@ Result<std::string> chart_field(const json& body, const char* key) {
         return invalid_eval(name + " must be the chart, an SVG document (a string)");
     const auto& svg = it->get_ref<const std::string&>();
     if (svg.size() > kMaxEvalChartBytes || base::find_invalid_utf8(svg))
-        return invalid_eval(name + " must be UTF-8 of at most " + std::to_string(kMaxEvalChartBytes) +
-                       " bytes");
+        return invalid_eval(name + " must be UTF-8 of at most " +
+                            std::to_string(kMaxEvalChartBytes) + " bytes");
     std::string_view head(svg);
     if (head.starts_with("<?xml")) {
         const auto end = head.find("?>");
@@ -138,7 +138,8 @@ Result<std::string> chart_field(const json& body, const char* key) {
         while (!head.empty() && std::isspace(static_cast<unsigned char>(head.front())))
             head.remove_prefix(1);
     }
-    if (!head.starts_with("<svg")) return invalid_eval(name + " must be an SVG document (<svg ...>)");
+    if (!head.starts_with("<svg"))
+        return invalid_eval(name + " must be an SVG document (<svg ...>)");
     for (const std::string_view banned : {"<script", "<foreignobject", "javascript:", "<iframe"}) {
         if (contains_folded(svg, banned))
             return invalid_eval(name + " must not hold scripts or embedded documents");
@@ -161,8 +162,9 @@ Result<std::string> chart_field(const json& body, const char* key) {
 Result<EvalRunRecord> record_request(const json& body) {
     const auto it = body.find("eval_run");
     if (it == body.end() || !it->is_object())
-        return invalid_eval("eval_record needs \"eval_run\": an object with name, set, engine and "
-                       "summary");
+        return invalid_eval(
+            "eval_record needs \"eval_run\": an object with name, set, engine and "
+            "summary");
     const json& run = *it;
     EvalRunRecord out;
     auto name = run_name(run, "eval_run.");
@@ -200,16 +202,16 @@ Result<EvalRunRecord> record_request(const json& body) {
 }
 
 Result<std::int64_t> eval_bounded(const json& body, const char* key, std::int64_t fallback,
-                             std::int64_t min, std::int64_t max) {
+                                  std::int64_t min, std::int64_t max) {
     const auto it = body.find(key);
     if (it == body.end() || it->is_null()) return fallback;
-    const bool fits = it->is_number_integer() &&
-                      !(it->is_number_unsigned() &&
-                        it->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) &&
-                      it->get<std::int64_t>() >= min && it->get<std::int64_t>() <= max;
+    const bool fits =
+        it->is_number_integer() &&
+        !(it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) &&
+        it->get<std::int64_t>() >= min && it->get<std::int64_t>() <= max;
     if (!fits)
         return invalid_eval(std::string("\"") + key + "\" must be an integer from " +
-                       std::to_string(min) + " to " + std::to_string(max));
+                            std::to_string(min) + " to " + std::to_string(max));
     return it->get<std::int64_t>();
 }
 
@@ -236,8 +238,8 @@ Result<json> answer_eval_request(TraceStore& store, const json& body, std::strin
     if (!name) return name.error();
     if (op == "eval_show") return store.eval_run(*name);
     const auto chart = body.find("chart");
-    const std::string which = chart != body.end() && chart->is_string() ? chart->get<std::string>()
-                                                                         : std::string();
+    const std::string which =
+        chart != body.end() && chart->is_string() ? chart->get<std::string>() : std::string();
     if (which != "reliability" && which != "risk_coverage")
         return invalid_eval("\"chart\" must be reliability or risk_coverage");
     auto svg = store.eval_chart(

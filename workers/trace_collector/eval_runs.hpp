@@ -21,9 +21,9 @@ inline constexpr std::int64_t kMaxEvalRuns = 500;
 inline constexpr std::size_t kMaxEvalRunNameBytes = 256;
 inline constexpr std::size_t kMaxEvalRunPathBytes = 4096;
 inline constexpr std::size_t kMaxEvalRunRows = 10'000;
-inline constexpr std::size_t kMaxEvalSummaryBytes = 64 * 1024;
-inline constexpr std::size_t kMaxEvalRowsBytes = 8 * 1024 * 1024;
-inline constexpr std::size_t kMaxEvalChartBytes = 512 * 1024;
+inline constexpr std::size_t kMaxEvalSummaryBytes = std::size_t{64} * 1024;
+inline constexpr std::size_t kMaxEvalRowsBytes = std::size_t{8} * 1024 * 1024;
+inline constexpr std::size_t kMaxEvalChartBytes = std::size_t{512} * 1024;
 // `limit` of eval_list: default and bound.
 inline constexpr std::int64_t kDefaultEvalListLimit = 50;
 inline constexpr std::int64_t kMaxEvalListLimit = 500;

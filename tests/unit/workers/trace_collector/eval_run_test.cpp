@@ -23,8 +23,13 @@ const std::string kRiskCoverage =
     "</svg>\n";
 
 json summary_of(int questions, double hits1) {
-    return {{"questions", questions}, {"errors", 0},    {"hits1", hits1}, {"exact", hits1},
-            {"f1", hits1},            {"ece", 0.125},   {"complete", nullptr},
+    return {{"questions", questions},
+            {"errors", 0},
+            {"hits1", hits1},
+            {"exact", hits1},
+            {"f1", hits1},
+            {"ece", 0.125},
+            {"complete", nullptr},
             {"accuracy_at_coverage", json::array({{{"coverage", 1.0}, {"accuracy", hits1}}})}};
 }
 
@@ -126,8 +131,8 @@ TEST_P(EvalRunTest, RunsAreListedNewestFirstShownWithTheirRowsAndChartsReadBack)
     ASSERT_TRUE(risk.ok());
     EXPECT_EQ(*risk, kRiskCoverage);
 
-    for (auto missing : {store_->eval_run("run-c").error(),
-                         store_->eval_chart("run-c", EvalChart::kReliability).error()}) {
+    for (const auto& missing : {store_->eval_run("run-c").error(),
+                                store_->eval_chart("run-c", EvalChart::kReliability).error()}) {
         EXPECT_EQ(missing.type, ErrorType::kNotFound);
         EXPECT_NE(missing.message.find("run-c"), std::string::npos);
     }
@@ -228,15 +233,14 @@ TEST_P(EvalRunTest, BadRequestsAreRefusedNamingTheField) {
     // Charts: SVG, and nothing in them that runs.
     expect_invalid(with("/reliability_svg"_json_pointer, nullptr), "\"reliability_svg\"");
     expect_invalid(with("/reliability_svg"_json_pointer, "<html></html>"), "an SVG document");
-    expect_invalid(with("/risk_coverage_svg"_json_pointer,
-                        "<svg><SCRIPT>alert(1)</SCRIPT></svg>"),
+    expect_invalid(with("/risk_coverage_svg"_json_pointer, "<svg><SCRIPT>alert(1)</SCRIPT></svg>"),
                    "must not hold scripts");
-    expect_invalid(with("/risk_coverage_svg"_json_pointer,
-                        "<svg><a href=\"JavaScript:alert(1)\">x</a></svg>"),
-                   "must not hold scripts");
-    expect_invalid(with("/reliability_svg"_json_pointer,
-                        "<svg><rect onclick =\"alert(1)\"/></svg>"),
-                   "event attributes");
+    expect_invalid(
+        with("/risk_coverage_svg"_json_pointer, "<svg><a href=\"JavaScript:alert(1)\">x</a></svg>"),
+        "must not hold scripts");
+    expect_invalid(
+        with("/reliability_svg"_json_pointer, "<svg><rect onclick =\"alert(1)\"/></svg>"),
+        "event attributes");
     expect_invalid(with("/reliability_svg"_json_pointer,
                         "<svg>" + std::string(kMaxEvalChartBytes, ' ') + "</svg>"),
                    "\"reliability_svg\"");
