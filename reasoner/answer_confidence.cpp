@@ -139,8 +139,10 @@ Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& featu
 
 QuestionExpectation question_expectation(std::string_view question) {
     const auto analysed = detail::analysed_question(question);
-    return {analysed->relations.chain.size(), analysed->intent.type == detail::AnswerType::kYesNo,
-            analysed->intent.list, analysed->intent.type == detail::AnswerType::kAgent,
+    return {analysed->relations.chain.size(),
+            analysed->intent.type == detail::AnswerType::kYesNo,
+            analysed->intent.list,
+            analysed->intent.type == detail::AnswerType::kAgent,
             analysed->intent.type == detail::AnswerType::kTime,
             analysed->intent.type == detail::AnswerType::kNumber};
 }

@@ -74,9 +74,9 @@ Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& featu
 struct QuestionExpectation {
     std::size_t relations = 0;
     bool yes_no = false;
-    bool list = false;  // it asks for every answer ("who are the children of X")
-    bool agent = false;  // it asks who (a person or an organisation)
-    bool time = false;   // it asks when (a year, a date)
+    bool list = false;    // it asks for every answer ("who are the children of X")
+    bool agent = false;   // it asks who (a person or an organisation)
+    bool time = false;    // it asks when (a year, a date)
     bool number = false;  // it asks how many, how much, how old
 };
 QuestionExpectation question_expectation(std::string_view question);

@@ -426,12 +426,14 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
         stating = sentence_holding(ev.kept[i].text, answer);
         if (!stating.empty()) break;
     }
-    const bool titled =
-        !yes_no && !answer.empty() && std::any_of(ev.kept.begin(), ev.kept.end(), [&](const auto& c) {
-            const std::string title = folded(c.title);
-            return !title.empty() &&
-                   (contains_phrase(title, answer) || contains_phrase(answer, title));
-        });
+    const bool titled = !yes_no && !answer.empty() &&
+                        std::any_of(ev.kept.begin(), ev.kept.end(), [&](const auto& c) {
+                            const std::string title = folded(c.title);
+                            return !title.empty() && (contains_phrase(title, answer) ||
+                                                      contains_phrase(answer, title));
+                        });
+    const bool who_not_name = !answer.empty() && !yes_no && expectation.agent &&
+                              asks_who(ev.question) && !name_shaped(*ev.short_answer);
     return {
         {"answered", answer.empty() ? 0.0 : 1.0},
         {"yes_no", yes_no ? 1.0 : 0.0},
@@ -448,11 +450,7 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
         {"sentence_coverage", coverage(question_stems, content_stems(stating))},
         {"retrieval_margin", retrieval_margin(ev.kept)},
         {"answer_titled", titled ? 1.0 : 0.0},
-        {"who_not_name",
-         !answer.empty() && !yes_no && expectation.agent && asks_who(ev.question) &&
-                 !name_shaped(*ev.short_answer)
-             ? 1.0
-                                                                                         : 0.0},
+        {"who_not_name", who_not_name ? 1.0 : 0.0},
         {"withheld", 0.0},
     };
 }
@@ -503,7 +501,8 @@ std::vector<ChunkConflict> document_conflicts(const DocumentEvidence& ev) {
     for (const auto& word : text::words(ev.question)) {
         if (text::is_stopword(word)) continue;
         auto stem = text::stem(word);
-        if (stating_stems.contains(stem) && !answer_stems.contains(stem) && seen.insert(stem).second)
+        if (stating_stems.contains(stem) && !answer_stems.contains(stem) &&
+            seen.insert(stem).second)
             slot.push_back(std::move(stem));
     }
     if (slot.size() < 2) return {};

@@ -363,8 +363,7 @@ private:
         const bool withheld =
             withhold_weak_short_answer(*synthesised, features, "document-rag", min_confidence_);
         return finish(
-            timer, previous, *synthesised, "c",
-            [&](std::size_t k) { return chunk_selection(k); },
+            timer, previous, *synthesised, "c", [&](std::size_t k) { return chunk_selection(k); },
             [&](std::size_t k, std::string_view claim) { return cited_chunk(k, claim); },
             std::move(sources), features, std::nullopt,
             withheld ? std::vector<explain::AnswerConflict>{} : conflicts_of(ev));
@@ -372,7 +371,8 @@ private:
 
     // The trace's entity for chunk k given to synthesis: its Focus ranking, else its retrieval.
     std::string chunk_selection(std::size_t k) const {
-        return reranked_ ? trace_.run().ranked_chunk(k) : trace_.run().retrieved_chunk(selected_[k]);
+        return reranked_ ? trace_.run().ranked_chunk(k)
+                         : trace_.run().retrieved_chunk(selected_[k]);
     }
 
     // The conflicts among the chunks given to synthesis (document_conflicts), in words: the
@@ -383,9 +383,14 @@ private:
         for (const auto& c : document_conflicts(ev)) {
             const auto& stated = retrieved_[selected_[c.stated]];
             const auto& rival = retrieved_[selected_[c.rival]];
-            out.push_back({stated.document_title, c.slot, c.stated_value, c.rival_value,
-                           chunk_selection(c.stated), chunk_selection(c.rival),
-                           {stated.document_id}, {rival.document_id}});
+            out.push_back({stated.document_title,
+                           c.slot,
+                           c.stated_value,
+                           c.rival_value,
+                           chunk_selection(c.stated),
+                           chunk_selection(c.rival),
+                           {stated.document_id},
+                           {rival.document_id}});
         }
         return out;
     }

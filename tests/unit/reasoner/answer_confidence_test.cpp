@@ -75,9 +75,9 @@ TEST(AnswerConfidenceTest, AnAnswerWithoutAShortAnswerGetsItsOwnRate) {
 
 TEST(AnswerConfidenceTest, AWithholdingThresholdIsReadAndBounded) {
     const auto parse = [](std::string_view withhold) {
-        return parse_calibrators(std::string(R"({"version": "v", "engines": {"document-rag": {
-            "features": [], "mean": [], "scale": [], "weight": [], "bias": 0,
-            "withhold_below": )") + std::string(withhold) + "}}}");
+        const std::string head = R"({"version": "v", "engines": {"document-rag": {
+            "features": [], "mean": [], "scale": [], "weight": [], "bias": 0, "withhold_below": )";
+        return parse_calibrators(head + std::string(withhold) + "}}}");
     };
     const auto parsed = parse("0.2");
     ASSERT_TRUE(parsed) << parsed.error().describe();

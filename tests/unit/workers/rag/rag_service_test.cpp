@@ -484,14 +484,13 @@ TEST_F(RagServiceTest, DocumentRagFusesRankingsAndCitesChunks) {
 TEST_F(RagServiceTest, DocumentRagReportsTwoDocumentsGivingDifferentYears) {
     // The scripted short answer is the first chunk's title: a year here, whichever is first.
     cluster_->load_documents(
-        "dated", {{"urn:doc:release-a", "1986",
-                   "Maximum Overdrive was released in 1986 by Stephen King."},
-                  {"urn:doc:release-b", "1987",
-                   "In Europe, Maximum Overdrive was released in 1987."}});
-    const auto replies = cluster_->request(
-        "document-rag", {{"query", "When was Maximum Overdrive released?"},
-                         {"collection", "dated"},
-                         {"min_confidence", 0.0}});
+        "dated",
+        {{"urn:doc:release-a", "1986", "Maximum Overdrive was released in 1986 by Stephen King."},
+         {"urn:doc:release-b", "1987", "In Europe, Maximum Overdrive was released in 1987."}});
+    const auto replies =
+        cluster_->request("document-rag", {{"query", "When was Maximum Overdrive released?"},
+                                           {"collection", "dated"},
+                                           {"min_confidence", 0.0}});
     const auto& last = terminal(replies);
     ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
     const auto& final = last.body;
