@@ -104,15 +104,14 @@ struct QuadKey {
     const char* table;
     const char* columns;
 };
-constexpr std::array<QuadKey, 3> kQuadKeys{{{"graph_quads", "s, p, o, g"},
-                                            {"graph_pos", "p, o, s, g"},
-                                            {"graph_osp", "o, s, p, g"}}};
+constexpr std::array<QuadKey, 3> kQuadKeys{
+    {{"graph_quads", "s, p, o, g"}, {"graph_pos", "p, o, s, g"}, {"graph_osp", "o, s, p, g"}}};
 
 Result<void> drop_quad_keys(storage::sql::Connection& db) {
     std::string sql = "DROP INDEX graph_quads_gspo";
     for (const auto& key : kQuadKeys) {
-        sql += std::string("; ALTER TABLE ") + key.table + " DROP CONSTRAINT " + key.table +
-               "_pkey";
+        sql +=
+            std::string("; ALTER TABLE ") + key.table + " DROP CONSTRAINT " + key.table + "_pkey";
     }
     return db.exec(sql);
 }
