@@ -135,14 +135,10 @@ Result<void> build_quad_keys(storage::sql::Connection& db) {
 // the store names them, leave them in place: the commit is then only slower.
 Result<bool> StagedLoads::drop_quad_keys_for(std::string_view load) {
     if (db_.dialect() != storage::sql::Dialect::kPostgres) return false;
-    auto st = db_.prepare(
-        "SELECT CAST(coalesce(sum(statements), 0) AS BIGINT) FROM graph_staged_quads WHERE load "
-        "= ?1");
-    if (!st) return st.error();
-    st->bind(1, load);
-    auto total = int64_or_zero(*st);
-    if (!total) return total.error();
-    if (*total == 0 || static_cast<std::uint64_t>(*total) > std::max<std::size_t>(1, commit_group_))
+    auto sizes = staged_sizes(load);
+    if (!sizes) return sizes.error();
+    const std::int64_t total = sizes->first;
+    if (total == 0 || static_cast<std::uint64_t>(total) > std::max<std::size_t>(1, commit_group_))
         return false;
     if (auto r = db_.exec("SAVEPOINT quad_keys"); !r) return r.error();
     if (drop_quad_keys(db_)) {
@@ -380,7 +376,7 @@ Result<std::unordered_map<std::int64_t, std::int64_t>> StagedLoads::register_sta
     return source_ids;
 }
 
-Result<std::size_t> StagedLoads::largest_group(std::string_view load) {
+Result<std::pair<std::int64_t, std::int64_t>> StagedLoads::staged_sizes(std::string_view load) {
     auto st = db_.prepare(
         "SELECT CAST(coalesce(sum(statements), 0) AS BIGINT), coalesce(max(statements), 0) FROM "
         "graph_staged_quads WHERE load = ?1");
@@ -390,7 +386,13 @@ Result<std::size_t> StagedLoads::largest_group(std::string_view load) {
         return std::pair<std::int64_t, std::int64_t>(row.int64(0), row.int64(1));
     });
     if (!sizes) return sizes.error();
-    const auto [total, batch] = sizes->value_or(std::pair<std::int64_t, std::int64_t>{0, 0});
+    return sizes->value_or(std::pair<std::int64_t, std::int64_t>{0, 0});
+}
+
+Result<std::size_t> StagedLoads::largest_group(std::string_view load) {
+    auto sizes = staged_sizes(load);
+    if (!sizes) return sizes.error();
+    const auto [total, batch] = *sizes;
     // A group is written once it holds commit_group quads: it ends at most one batch past that.
     const std::size_t bound = std::max<std::size_t>(1, commit_group_) - 1 +
                               static_cast<std::size_t>(std::max<std::int64_t>(batch, 0));

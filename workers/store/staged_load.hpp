@@ -7,6 +7,7 @@
 #include <span>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -65,6 +66,8 @@ private:
     // Registers the load's staged sources as graph sources: the load's number -> source id.
     base::Result<std::unordered_map<std::int64_t, std::int64_t>> register_staged_sources(
         std::string_view load);
+    // The load's staged statements: in all, and in its largest batch.
+    base::Result<std::pair<std::int64_t, std::int64_t>> staged_sizes(std::string_view load);
     // The most quads a group of the load's commit holds (what to reserve for it).
     base::Result<std::size_t> largest_group(std::string_view load);
     // Reads the load's staged batches and commits them group by group; returns how many
