@@ -121,6 +121,11 @@ void add_confidence_fields(nlohmann::json& final,
                                  {"rival", c.rival},
                                  {"stated_sources", c.stated_sources},
                                  {"rival_sources", c.rival_sources}});
+            // The steps that kept each value, so a caller (the query router) can record the
+            // same gb:Conflict on its own concluding step.
+            if (!c.stated_selection.empty())
+                conflicts.back()["stated_selection"] = c.stated_selection;
+            if (!c.rival_selection.empty()) conflicts.back()["rival_selection"] = c.rival_selection;
         }
         final["conflicts"] = std::move(conflicts);
     }

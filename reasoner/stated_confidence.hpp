@@ -52,7 +52,7 @@ std::string conflicts_note(const std::vector<schema::explain::AnswerConflict>& c
 // Adds the confidence to a FINAL body: "confidence", "confidence_words" and "calibrator" (when
 // calibrated), "abstained" (when it did), "evidence" ([{"name", "value", "effect"}]) and, when
 // there are any, "conflicts" ([{"subject", "predicate", "stated", "rival", "stated_sources",
-// "rival_sources"}]).
+// "rival_sources", "stated_selection"?, "rival_selection"?}]).
 void add_confidence_fields(nlohmann::json& final,
                            const schema::explain::AnswerConfidence& confidence);
 

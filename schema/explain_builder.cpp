@@ -743,6 +743,34 @@ std::optional<AnswerConfidence> answer_confidence_of(const nlohmann::json& final
             out.features.push_back(std::move(record));
         }
     }
+    if (const auto list = final.find("conflicts"); list != final.end() && list->is_array()) {
+        const auto text = [](const nlohmann::json& c, const char* key) {
+            const auto it = c.find(key);
+            return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
+        };
+        const auto texts = [](const nlohmann::json& c, const char* key) {
+            std::vector<std::string> out;
+            const auto it = c.find(key);
+            if (it == c.end() || !it->is_array()) return out;
+            for (const auto& s : *it)
+                if (s.is_string() && !s.get_ref<const std::string&>().empty())
+                    out.push_back(s.get<std::string>());
+            return out;
+        };
+        for (const auto& c : *list) {
+            if (!c.is_object() || text(c, "stated").empty() || text(c, "rival").empty()) continue;
+            AnswerConflict conflict;
+            conflict.subject = text(c, "subject");
+            conflict.predicate = text(c, "predicate");
+            conflict.stated = text(c, "stated");
+            conflict.rival = text(c, "rival");
+            conflict.stated_selection = text(c, "stated_selection");
+            conflict.rival_selection = text(c, "rival_selection");
+            conflict.stated_sources = texts(c, "stated_sources");
+            conflict.rival_sources = texts(c, "rival_sources");
+            out.conflicts.push_back(std::move(conflict));
+        }
+    }
     if (!out.probability && out.features.empty()) return std::nullopt;
     return out;
 }

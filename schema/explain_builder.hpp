@@ -434,8 +434,10 @@ std::vector<Triple> conclusion_confidence(const RunUris& run, const AnswerConfid
 // The same on the Conclusion a builder is writing (an agent's: its own answer's confidence).
 void conclusion_confidence(TripleSink& out, const RunUris& run, const AnswerConfidence& confidence);
 // The confidence a FINAL body carries ("confidence", "calibrator", "abstained", "evidence":
-// [{"name", "value", "effect"}]), read leniently: nullopt when it has no evidence features and
-// no confidence.
+// [{"name", "value", "effect"}], "conflicts": [{"subject", "predicate", "stated", "rival",
+// "stated_sources", "rival_sources", "stated_selection", "rival_selection"}]), read leniently
+// (a conflict without both values is skipped): nullopt when it has no evidence features and no
+// confidence.
 std::optional<AnswerConfidence> answer_confidence_of(const nlohmann::json& final);
 // The provenance part of routed_conclusion alone, on the run's Conclusion (an agent's
 // Conclusion, written by conclusion() with its termination, adds its answer's sources so).

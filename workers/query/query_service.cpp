@@ -603,7 +603,8 @@ private:
             won.evidence.short_answer);
         const auto reflected = explain::reflection(run_.conclusion(), won.reflection);
         triples.insert(triples.end(), reflected.begin(), reflected.end());
-        // The winner's confidence, on the concluding step of the whole run too.
+        // The winner's confidence, on the concluding step of the whole run too, with the
+        // conflicts its answer reported (gb:Conflict, docs/confidence.md §6).
         if (const auto confidence = explain::answer_confidence_of(won.final)) {
             const auto stated = explain::conclusion_confidence(run_, *confidence);
             triples.insert(triples.end(), stated.begin(), stated.end());

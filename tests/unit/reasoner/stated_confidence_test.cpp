@@ -115,6 +115,13 @@ TEST(StatedConfidenceTest, AConflictIsSaidByItsCitationsListedAndLowersTheConfid
     ASSERT_EQ(final.at("conflicts").size(), 1u) << final.dump();
     EXPECT_EQ(final["conflicts"][0].at("stated"), "1879");
     EXPECT_EQ(final["conflicts"][0].at("rival_sources").at(0), "urn:chunk:register#0");
+    EXPECT_FALSE(final["conflicts"][0].contains("stated_selection")) << "none: no key";
+    confidence.conflicts[0].stated_selection = "urn:run:observation:0";
+    confidence.conflicts[0].rival_selection = "urn:sub:focus:chunk:0";
+    add_confidence_fields(final, confidence);
+    EXPECT_EQ(final["conflicts"][0].value("stated_selection", ""), "urn:run:observation:0")
+        << "the selections, for a caller that records the conflict again (the query router)";
+    EXPECT_EQ(final["conflicts"][0].value("rival_selection", ""), "urn:sub:focus:chunk:0");
     nlohmann::json none = nlohmann::json::object();
     add_confidence_fields(none, schema::explain::AnswerConfidence{});
     EXPECT_FALSE(none.contains("conflicts")) << "no conflicts, no key";

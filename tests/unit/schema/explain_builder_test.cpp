@@ -466,6 +466,39 @@ TEST(Synthesis, StatesTheAnswersConfidenceAndItsFeatures) {
     const auto concluded = conclusion_confidence(kRun, *read);
     EXPECT_TRUE(has(concluded, kRun.conclusion(), v::kAnswerConfidence, xsd_double(0.82)));
     EXPECT_FALSE(objects(concluded, kRun.conclusion(), v::kEvidenceFeatureProperty).empty());
+    EXPECT_TRUE(objects(concluded, kRun.conclusion(), v::kConflictProperty).empty());
+
+    // Issue 35: its conflicts too, so a router's Conclusion records the engine's gb:Conflict.
+    const auto disputed =
+        answer_confidence_of(nlohmann::json{{"confidence", 0.4},
+                                            {"conflicts",
+                                             {{{"subject", "Saltspire Light"},
+                                               {"predicate", "year built"},
+                                               {"stated", "1879"},
+                                               {"rival", "1881"},
+                                               {"stated_sources", {"file:///register.ttl", 7}},
+                                               {"rival_sources", {"urn:chunk:harbour#0"}},
+                                               {"stated_selection", "urn:sub:observation:0"},
+                                               {"rival_selection", "urn:doc:focus:chunk:0"}},
+                                              {{"stated", "1879"}},
+                                              "not an object"}}});
+    ASSERT_TRUE(disputed);
+    ASSERT_EQ(disputed->conflicts.size(), 1u) << "a conflict without both values is left out";
+    const auto& c = disputed->conflicts[0];
+    EXPECT_EQ(c.subject, "Saltspire Light");
+    EXPECT_EQ(c.predicate, "year built");
+    EXPECT_EQ(c.stated_sources, std::vector<std::string>{"file:///register.ttl"});
+    EXPECT_EQ(c.rival_sources, std::vector<std::string>{"urn:chunk:harbour#0"});
+    const auto routed = conclusion_confidence(kRun, *disputed);
+    const auto nodes = objects(routed, kRun.conclusion(), v::kConflictProperty);
+    ASSERT_EQ(nodes.size(), 1u);
+    EXPECT_EQ(nodes[0], iri(kRun.conflict("conclusion", 0)));
+    const auto node = kRun.conflict("conclusion", 0);
+    EXPECT_TRUE(has(routed, node, v::kStatedValue, literal("1879")));
+    EXPECT_TRUE(has(routed, node, v::kRivalValue, literal("1881")));
+    EXPECT_TRUE(has(routed, node, v::kStatedSelection, iri("urn:sub:observation:0")));
+    EXPECT_TRUE(has(routed, node, v::kRivalSelection, iri("urn:doc:focus:chunk:0")));
+    EXPECT_TRUE(has(routed, node, v::kRivalSource, iri("urn:chunk:harbour#0")));
 }
 
 TEST(DocumentRag, ExplorationAndRerankedFocus) {

@@ -33,7 +33,41 @@ protected:
              {"urn:doc:dice", "Demon Dice",
               "Demon Dice is a collectible dice game created by Lester Smith."}});
         cluster_->add_worker("query", make_query_handler(QueryConfig{}), 2);
+        // An agent whose answer reports a fact and a document that disagree, and a router that
+        // asks it.
+        cluster_->add_worker("disputing-agent", [](runtime::RequestContext& context) {
+            (void)context.reply(kDisputedAnswer);
+        });
+        QueryConfig disputed;
+        disputed.agent_service = "disputing-agent";
+        cluster_->add_worker("query-disputed", make_query_handler(disputed));
     }
+
+    // The FINAL of an agent whose answer, 1879, a document disputes (as workers/agent reports it).
+    static inline const json kDisputedAnswer = {
+        {"response",
+         "Saltspire Light was built in 1879 [1].\n\nSources disagree on this: [1] gives 1879; "
+         "[2] gives 1881."},
+        {"answer", "1879"},
+        {"citations",
+         {{{"n", 1}, {"kind", "edge"}, {"document", "file:///register.ttl"}, {"tier", 1}},
+          {{"n", 2}, {"kind", "chunk"}, {"chunk", "urn:chunk:harbour#0"}, {"tier", 2}}}},
+        {"confidence", 0.45},
+        {"calibrator", "2026-11-30/agent"},
+        {"evidence",
+         {{{"name", "answered"}, {"value", 1.0}},
+          {{"name", "conflict"}, {"value", 0.5}, {"effect", -1.1}}}},
+        {"conflicts",
+         {{{"subject", "Saltspire Light"},
+           {"predicate", "was built in year"},
+           {"stated", "1879"},
+           {"rival", "1881"},
+           {"stated_sources", {"file:///register.ttl"}},
+           {"rival_sources", {"urn:chunk:harbour#0"}},
+           {"stated_selection", "urn:glassbox:agent-run:observation:0"},
+           {"rival_selection", "urn:glassbox:doc-run:focus:chunk:0"}}}},
+        {"end_of_stream", true},
+        {"end_of_session", true}};
 };
 
 TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeChainLinked) {
@@ -146,6 +180,43 @@ TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnThe
     const std::string sub = final["engine_session"];
     EXPECT_TRUE(has(m.all, sub, vocab::kProvUsed, schema::iri(run->escalation(1))));
     EXPECT_EQ(m.own.back().trace_status, schema::TraceStatus::kComplete);
+}
+
+// Issue 35: the engine's answer reported a conflict (a fact and a document disagreeing): the
+// router's FINAL passes it on, and its Conclusion records the same gb:Conflict (both values, the
+// selections that kept them in the engine's run, their sources) beside the engine's lowered
+// confidence and its `conflict` feature.
+TEST_F(QueryServiceTest, TheConclusionCarriesTheConflictsTheEnginesAnswerReported) {
+    const auto replies = cluster_->request(
+        "query-disputed", {{"query", "When was Saltspire Light built?"}, {"mode", "agent"}});
+    const json& final = final_of(replies);
+    EXPECT_EQ(final["engine"], "agent") << final.dump();
+    ASSERT_EQ(final["conflicts"].size(), 1u) << final.dump();
+    EXPECT_EQ(final["conflicts"][0]["rival"], "1881");
+    EXPECT_EQ(final["confidence"], 0.45);
+
+    const auto m = messages(replies);
+    const auto run = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    const auto node = run->conflict("conclusion", 0);
+    EXPECT_EQ(objects(m.all, run->conclusion(), vocab::kConflictProperty),
+              std::vector<schema::Term>{schema::iri(node)});
+    EXPECT_TRUE(has(m.all, node, vocab::kRdfType, schema::iri(vocab::kConflict)));
+    EXPECT_TRUE(has(m.all, node, vocab::kStatedValue, schema::literal("1879")));
+    EXPECT_TRUE(has(m.all, node, vocab::kRivalValue, schema::literal("1881")));
+    EXPECT_TRUE(has(m.all, node, vocab::kStatedSelection,
+                    schema::iri("urn:glassbox:agent-run:observation:0")));
+    EXPECT_TRUE(has(m.all, node, vocab::kRivalSelection,
+                    schema::iri("urn:glassbox:doc-run:focus:chunk:0")));
+    EXPECT_TRUE(has(m.all, node, vocab::kStatedSource, schema::iri("file:///register.ttl")));
+    EXPECT_TRUE(has(m.all, node, vocab::kRivalSource, schema::iri("urn:chunk:harbour#0")));
+    EXPECT_TRUE(has(m.all, run->conclusion(), vocab::kAnswerConfidence, schema::xsd_double(0.45)))
+        << "the engine's confidence, which the conflict lowered";
+    bool lowered = false;
+    for (const auto& feature : objects(m.all, run->conclusion(), vocab::kEvidenceFeatureProperty))
+        lowered = lowered || has(m.all, feature.as_iri().value, vocab::kFeatureName,
+                                 schema::literal("conflict"));
+    EXPECT_TRUE(lowered) << "the conflict feature is on the router's Conclusion too";
 }
 
 TEST_F(QueryServiceTest, AnUnknownCollectionIsTheEnginesNotFoundWithoutEscalating) {
