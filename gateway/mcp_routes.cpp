@@ -1,6 +1,7 @@
 // /mcp: the MCP server (gateway/mcp/, docs/mcp.md) on the gateway, its Backend over the
-// gateway's own query, search and trace calls.
+// gateway's own query, search, trace and evaluation-run calls.
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -61,6 +62,23 @@ public:
         }
         return guarded(
             state_.bus.call(schema::services::kTrace, request, state_.config.call_timeout), true);
+    }
+
+    // As GET /api/v1/evals and /api/v1/evals/{name} ask the trace service (eval_routes.cpp); a
+    // run's set path is the evaluating host's and may name a file of this server too.
+    base::Result<json> eval_list(std::int64_t limit, std::int64_t offset) override {
+        return guarded(
+            state_.bus.call(schema::services::kTrace,
+                            json{{"op", "eval_list"}, {"limit", limit}, {"offset", offset}},
+                            state_.config.call_timeout),
+            true);
+    }
+
+    base::Result<json> eval_show(const std::string& name) override {
+        return guarded(
+            state_.bus.call(schema::services::kTrace, json{{"op", "eval_show"}, {"name", name}},
+                            state_.config.call_timeout),
+            true);
     }
 
 private:

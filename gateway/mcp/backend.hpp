@@ -1,6 +1,7 @@
 // What the MCP server asks of glassbox: the gateway implements it over the bus (docs/mcp.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -49,6 +50,13 @@ public:
     virtual base::Result<nlohmann::json> trace_show(const std::string& id) = 0;
     // The trace service's `list` reply for the filters of GET /api/v1/traces.
     virtual base::Result<nlohmann::json> trace_list(const nlohmann::json& filters) = 0;
+    // The trace service's `eval_list` reply (`{runs, total}`: the evaluation runs `glassbox
+    // eval` recorded, newest first) for a page of `limit` runs from `offset`, as GET
+    // /api/v1/evals.
+    virtual base::Result<nlohmann::json> eval_list(std::int64_t limit, std::int64_t offset) = 0;
+    // The trace service's `eval_show` reply (`{run}`, its rows included) for the run `name`, as
+    // GET /api/v1/evals/{name}; NotFound when there is none.
+    virtual base::Result<nlohmann::json> eval_show(const std::string& name) = 0;
 };
 
 }  // namespace glassbox::gateway::mcp

@@ -1,6 +1,8 @@
-// The four MCP tools: schemas in one place, each call shaped into structured content.
+// The MCP tools: schemas in one place, each call shaped into structured content.
 #include "gateway/mcp/tools.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -36,6 +38,15 @@ json output_schema(json properties, json required) {
 }
 
 const json kObjects = {{"type", "array"}, {"items", {{"type", "object"}}}};
+
+// Pages of evaluation runs and of one run's rows: a tool's answer stays small whatever the store
+// holds (a run keeps up to 10,000 rows, 8 MiB).
+constexpr std::int64_t kDefaultEvalListLimit = 20;
+constexpr std::int64_t kMaxEvalListLimit = 100;
+constexpr std::int64_t kMaxEvalOffset = 2'147'483'647;
+constexpr std::int64_t kDefaultEvalRowsLimit = 20;
+constexpr std::int64_t kMaxEvalRowsLimit = 200;
+constexpr std::int64_t kMaxEvalRowsOffset = 10'000;
 
 json read_only() {
     return {{"readOnlyHint", true},
@@ -249,6 +260,112 @@ json list_traces_tool() {
             {"annotations", read_only()}};
 }
 
+// An evaluation run's figures (docs/evaluation.md): the summary's counts and shares, without
+// its reliability bins (the chart's data).
+const json kMetrics = {
+    {"type", "object"},
+    {"description",
+     "questions, errors, abstained, hits1 (Hits@1), exact (EM), f1, ece (calibration error; null "
+     "without confidences), accuracy_at_coverage ([{coverage, kept, accuracy}] at 100/80/50 %), "
+     "list_questions and complete when the set has list questions. Shares are from 0 to 1."}};
+
+// Of the evaluation-run fields every run has, as GET /api/v1/evals names them.
+json eval_run_properties() {
+    const json text = {{"type", "string"}};
+    const json nullable_text = {{"type", {"string", "null"}}};
+    return {{"name",
+             {{"type", "string"},
+              {"description", "The run's name (its report folder's): show_evaluation reads it."}}},
+            {"set", text},
+            {"engine", text},
+            {"collection", {{"type", "string"}, {"description", "\"\" for the default."}}},
+            {"started", nullable_text},
+            {"finished", nullable_text},
+            {"recorded", nullable_text},
+            {"metrics", kMetrics}};
+}
+
+json list_evaluations_tool() {
+    json input =
+        object_schema({{"limit",
+                        {{"type", "integer"},
+                         {"minimum", 1},
+                         {"maximum", kMaxEvalListLimit},
+                         {"description", "At most this many runs (default 20)."}}},
+                       {"offset",
+                        {{"type", "integer"},
+                         {"minimum", 0},
+                         {"maximum", kMaxEvalOffset},
+                         {"description", "Skip this many of the newest runs (default 0)."}}}},
+                      json::array());
+    json run = {{"type", "object"},
+                {"properties", eval_run_properties()},
+                {"required", {"name", "metrics"}}};
+    json output = output_schema(
+        {{"runs", {{"type", "array"}, {"items", std::move(run)}}},
+         {"total", {{"type", "integer"}, {"description", "How many runs the store keeps."}}},
+         {"offset", {{"type", "integer"}}},
+         {"next_offset",
+          {{"type", {"integer", "null"}},
+           {"description", "The offset of the next page; null on the last."}}}},
+        {"runs", "total", "offset", "next_offset"});
+    return {{"name", "list_evaluations"},
+            {"title", "List evaluation runs"},
+            {"description",
+             "The question-set evaluations `glassbox eval` recorded, newest first: each run's set, "
+             "engine, collection, times and figures (Hits@1, exact match, F1, calibration error, "
+             "accuracy at 100/80/50 % coverage)."},
+            {"inputSchema", std::move(input)},
+            {"outputSchema", std::move(output)},
+            {"annotations", read_only()}};
+}
+
+json show_evaluation_tool() {
+    json input = object_schema(
+        {{"name", string_arg("The run's name, as list_evaluations gives it.", 256)},
+         {"rows_offset",
+          {{"type", "integer"},
+           {"minimum", 0},
+           {"maximum", kMaxEvalRowsOffset},
+           {"description", "The first per-question row to return (default 0)."}}},
+         {"rows_limit",
+          {{"type", "integer"},
+           {"minimum", 0},
+           {"maximum", kMaxEvalRowsLimit},
+           {"description",
+            "At most this many per-question rows (default 20; 0 for the figures alone)."}}}},
+        {"name"});
+    json properties = eval_run_properties();
+    properties["set_path"] = {{"type", "string"}};
+    properties["summary"] = {
+        {"type", "object"},
+        {"description", "The whole summary.json, the reliability bins included."}};
+    properties["rows"] = {
+        {"type", "array"},
+        {"items", {{"type", "object"}}},
+        {"description",
+         "A page of per-question rows: id, question, verdict (hit, miss, abstain, error), "
+         "correct, hit, exact, f1, confidence, abstained, named_share, error, seconds, trace."}};
+    properties["rows_total"] = {{"type", "integer"}};
+    properties["rows_offset"] = {{"type", "integer"}};
+    properties["next_rows_offset"] = {
+        {"type", {"integer", "null"}},
+        {"description", "The rows_offset of the next page of rows; null on the last."}};
+    json output = output_schema(
+        std::move(properties),
+        {"name", "metrics", "summary", "rows", "rows_total", "rows_offset", "next_rows_offset"});
+    return {{"name", "show_evaluation"},
+            {"title", "Show an evaluation run"},
+            {"description",
+             "One recorded evaluation run: its figures (Hits@1, exact match, F1, calibration "
+             "error, accuracy at coverage), its whole summary, and a page of its per-question rows "
+             "(each with its verdict, scores, confidence and the trace of its run, which "
+             "explain_trace reads)."},
+            {"inputSchema", std::move(input)},
+            {"outputSchema", std::move(output)},
+            {"annotations", read_only()}};
+}
+
 // `obj[key]` when it has the wanted JSON type, else `fallback` (the bus may leave fields out).
 json pick(const json& obj, const char* key, json::value_t type, json fallback) {
     auto it = obj.find(key);
@@ -284,6 +401,67 @@ json shape_list(json r) {
     return r;
 }
 
+// The figures of a run's summary: its members but the reliability bins.
+json metrics_of(const json& summary) {
+    json out = json::object();
+    if (!summary.is_object()) return out;
+    for (const auto& [key, value] : summary.items())
+        if (key != "bins") out[key] = value;
+    return out;
+}
+
+// An evaluation run as both tools give it: its recorded fields (the rows and summary left to
+// the caller) and `metrics`.
+json shape_eval_run(const json& run) {
+    json out = json::object();
+    for (const char* key :
+         {"name", "set", "engine", "collection", "started", "finished", "recorded", "set_path"}) {
+        if (run.contains(key) && (run[key].is_string() || run[key].is_null())) out[key] = run[key];
+    }
+    if (!out.contains("name")) out["name"] = "";
+    out["metrics"] = metrics_of(run.is_object() ? run.value("summary", json::object()) : json());
+    return out;
+}
+
+json shape_eval_list(const json& r, std::int64_t offset) {
+    json runs = json::array();
+    for (const auto& run : pick(r, "runs", json::value_t::array, json::array())) {
+        if (!run.is_object()) continue;
+        json shaped = shape_eval_run(run);
+        shaped.erase("set_path");  // the evaluating host's file: show_evaluation has it
+        runs.push_back(std::move(shaped));
+    }
+    const auto found = r.is_object() ? r.find("total") : r.end();
+    const std::int64_t total = r.is_object() && found != r.end() && found->is_number_integer()
+                                   ? found->get<std::int64_t>()
+                                   : offset + static_cast<std::int64_t>(runs.size());
+    const std::int64_t next = offset + static_cast<std::int64_t>(runs.size());
+    const bool more = !runs.empty() && next < total;
+    return {{"runs", std::move(runs)},
+            {"total", total},
+            {"offset", offset},
+            {"next_offset", more ? json(next) : json(nullptr)}};
+}
+
+// One run with a page of its rows: `rows_limit` rows from `rows_offset`.
+json shape_eval_show(const json& r, std::int64_t rows_offset, std::int64_t rows_limit) {
+    const json run =
+        r.is_object() && r.contains("run") && r["run"].is_object() ? r["run"] : json::object();
+    json out = shape_eval_run(run);
+    out["summary"] = pick(run, "summary", json::value_t::object, json::object());
+    const json rows = pick(run, "rows", json::value_t::array, json::array());
+    const auto total = static_cast<std::int64_t>(rows.size());
+    const std::int64_t from = std::min(rows_offset, total);
+    const std::int64_t to = std::min(total, from + rows_limit);
+    json page = json::array();
+    for (std::int64_t i = from; i < to; ++i) page.push_back(rows[static_cast<std::size_t>(i)]);
+    out["rows"] = std::move(page);
+    out["rows_total"] = total;
+    out["rows_offset"] = from;
+    out["next_rows_offset"] = to < total && rows_limit > 0 ? json(to) : json(nullptr);
+    return out;
+}
+
 json text_block(std::string text) { return {{"type", "text"}, {"text", std::move(text)}}; }
 
 json error_result(const base::Error& error) {
@@ -293,8 +471,9 @@ json error_result(const base::Error& error) {
 }  // namespace
 
 ToolBox::ToolBox(Backend& backend) : backend_(backend) {
-    list_ = {{"tools", json::array({resolve_intent_tool(), search_graph_tool(),
-                                    explain_trace_tool(), list_traces_tool()})}};
+    list_ = {{"tools",
+              json::array({resolve_intent_tool(), search_graph_tool(), explain_trace_tool(),
+                           list_traces_tool(), list_evaluations_tool(), show_evaluation_tool()})}};
 }
 
 base::Result<json> ToolBox::run(const std::string& name, const json& args, json& content,
@@ -313,6 +492,18 @@ base::Result<json> ToolBox::run(const std::string& name, const json& args, json&
         auto r = backend_.trace_list(args);
         if (!r) return std::move(r).error();
         return shape_list(std::move(*r));
+    }
+    if (name == "list_evaluations") {
+        const std::int64_t offset = args.value("offset", std::int64_t{0});
+        auto r = backend_.eval_list(args.value("limit", kDefaultEvalListLimit), offset);
+        if (!r) return std::move(r).error();
+        return shape_eval_list(*r, offset);
+    }
+    if (name == "show_evaluation") {
+        auto r = backend_.eval_show(args.at("name").get<std::string>());
+        if (!r) return std::move(r).error();
+        return shape_eval_show(*r, args.value("rows_offset", std::int64_t{0}),
+                               args.value("rows_limit", kDefaultEvalRowsLimit));
     }
     // explain_trace
     auto r = backend_.trace_show(args.at("trace").get<std::string>());

@@ -10,7 +10,8 @@
 
 namespace glassbox::gateway::mcp {
 
-// resolve_intent, search_graph, explain_trace and list_traces (docs/mcp.md §4). A call that
+// resolve_intent, search_graph, explain_trace, list_traces, list_evaluations and
+// show_evaluation (docs/mcp.md §4). A call that
 // fails — bad arguments, a typed error from the bus — is a result with `isError: true` and the
 // typed error as its text (MCP "Tools", error handling); only an unknown tool or a call without
 // a name is a protocol error.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <mutex>
@@ -119,9 +120,56 @@ public:
         return json{{"sessions", std::move(sessions)}, {"total", total}, {"next", nullptr}};
     }
 
+    // One recorded evaluation run of three questions, as the trace service keeps it.
+    base::Result<json> eval_list(std::int64_t limit, std::int64_t offset) override {
+        json runs = json::array();
+        if (offset == 0 && limit > 0) {
+            json run = eval_run();
+            run.erase("rows");
+            runs.push_back(std::move(run));
+        }
+        return json{{"runs", std::move(runs)}, {"total", 1}};
+    }
+    base::Result<json> eval_show(const std::string& name) override {
+        if (name != "canned-eval")
+            return base::make_error(base::ErrorType::kNotFound,
+                                    "no evaluation run named '" + name + "'");
+        return json{{"run", eval_run()}};
+    }
+
 private:
     std::mutex mutex_;
     std::vector<std::string> cancelled_;
+
+    static json eval_run() {
+        json rows = json::array();
+        for (int i = 0; i < 3; ++i)
+            rows.push_back({{"id", "q" + std::to_string(i)},
+                            {"question", "canned question " + std::to_string(i)},
+                            {"verdict", i == 2 ? "miss" : "hit"},
+                            {"correct", i != 2},
+                            {"confidence", 0.9 - 0.2 * i},
+                            {"trace", kTrace}});
+        return {{"name", "canned-eval"},
+                {"set", "canned"},
+                {"set_path", "/data/canned.jsonl"},
+                {"engine", "graph-rag"},
+                {"collection", ""},
+                {"started", "2026-11-27T08:00:00.000Z"},
+                {"finished", "2026-11-27T08:01:00.000Z"},
+                {"recorded", "2026-11-27T08:01:01.000Z"},
+                {"summary",
+                 {{"questions", 3},
+                  {"hits1", 2.0 / 3.0},
+                  {"exact", 2.0 / 3.0},
+                  {"f1", 0.7},
+                  {"ece", 0.1},
+                  {"bins", {{{"lower", 0.0}, {"upper", 1.0}, {"questions", 3}}}},
+                  {"accuracy_at_coverage",
+                   {{{"coverage", 1.0}, {"kept", 3}, {"accuracy", 2.0 / 3.0}},
+                    {{"coverage", 0.5}, {"kept", 2}, {"accuracy", 1.0}}}}}},
+                {"rows", std::move(rows)}};
+    }
 
     static json summary() {
         return {{"session", kTrace},    {"kind", "query"},

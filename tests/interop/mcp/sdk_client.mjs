@@ -125,7 +125,8 @@ async function main() {
   // 2. Tools, with input and output schemas.
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  expect(JSON.stringify(names) === JSON.stringify(["explain_trace", "list_traces", "resolve_intent", "search_graph"]),
+  expect(JSON.stringify(names) === JSON.stringify(["explain_trace", "list_evaluations", "list_traces", "resolve_intent",
+                                                  "search_graph", "show_evaluation"]),
          "tools/list names " + names.join(","));
   expect(tools.every((t) => t.inputSchema?.type === "object" && t.outputSchema?.type === "object"),
          "every tool has an inputSchema and an outputSchema");
@@ -187,6 +188,27 @@ async function main() {
     expect(types.has("RoutingDecision") && types.has("Conclusion"), "explain_trace: routing and conclusion steps, got " + [...types]);
     expect(view.steps.some((s) => s.depth > 0), "explain_trace: the engine's sub-run is nested");
   }
+
+  // 3a. Evaluation runs (`glassbox eval`'s records). The stub holds one run of three questions;
+  // the real gateway's store may hold none. callTool validates both against their outputSchema.
+  const evals = await client.callTool({ name: "list_evaluations", arguments: { limit: 5 } });
+  expect(!evals.isError && Array.isArray(evals.structuredContent?.runs) && typeof evals.structuredContent?.total === "number",
+         "list_evaluations: runs and total, got " + JSON.stringify(evals.content));
+  if (!opts.real) {
+    const run = evals.structuredContent.runs[0];
+    expect(run?.name === "canned-eval" && run.metrics?.hits1 > 0.6 && !("bins" in run.metrics),
+           "list_evaluations: the run's metrics, got " + JSON.stringify(run));
+    const shownEval = await client.callTool({ name: "show_evaluation", arguments: { name: "canned-eval", rows_limit: 2 } });
+    const page = shownEval.structuredContent ?? {};
+    expect(!shownEval.isError && page.rows?.length === 2 && page.rows_total === 3 && page.next_rows_offset === 2,
+           "show_evaluation: a page of 2 of 3 rows, got " + JSON.stringify(shownEval.content));
+    expect(page.metrics?.ece === 0.1 && page.metrics?.accuracy_at_coverage?.length === 2 && page.rows[0].verdict === "hit",
+           "show_evaluation: ECE, accuracy at coverage and the rows' verdicts");
+  }
+  const noEval = await client.callTool({ name: "show_evaluation", arguments: { name: "no-such-evaluation" } });
+  expect(noEval.isError && noEval.content[0].text.startsWith("NotFound"),
+         "show_evaluation of an unknown run: isError NotFound, got " + JSON.stringify(noEval.content));
+  console.log("list_evaluations:", evals.structuredContent.runs.length, "of", evals.structuredContent.total, "runs");
 
   // 3b. Progress: a call with onprogress (the SDK sends params._meta.progressToken) is answered
   // as a stream, one notification per step of the run, then the result.
@@ -320,7 +342,7 @@ async function main() {
   expect(expired && expired.code === 404, "an expired session: the client sees 404, got " + expired);
   await idle.client.close();
   const fresh = await connect();
-  expect((await fresh.client.listTools()).tools.length === 4, "a new session after expiry works");
+  expect((await fresh.client.listTools()).tools.length === 6, "a new session after expiry works");
   await fresh.client.close();
 }
 

@@ -42,6 +42,12 @@ public:
     base::Result<nlohmann::json> trace_list(const nlohmann::json& filters) override {
         return answer("trace_list", filters, list_);
     }
+    base::Result<nlohmann::json> eval_list(std::int64_t limit, std::int64_t offset) override {
+        return answer("eval_list", {{"limit", limit}, {"offset", offset}}, evals_);
+    }
+    base::Result<nlohmann::json> eval_show(const std::string& name) override {
+        return answer("eval_show", name, eval_);
+    }
 
     std::vector<Call> calls;
     std::vector<std::string> steps;
@@ -53,6 +59,8 @@ public:
     nlohmann::json search_ = nlohmann::json::object();
     nlohmann::json show_ = nlohmann::json::object();
     nlohmann::json list_ = nlohmann::json::object();
+    nlohmann::json evals_ = nlohmann::json::object();
+    nlohmann::json eval_ = nlohmann::json::object();
 
 private:
     base::Result<nlohmann::json> answer(std::string what, nlohmann::json args,

@@ -327,7 +327,7 @@ TEST_F(McpServerTest, BatchesOnlyInTheVersionThatHasThem) {
     ASSERT_TRUE(replies.is_array());
     ASSERT_EQ(replies.size(), 3u);  // ping, tools/list, and the malformed last one
     EXPECT_EQ(replies[0]["id"], 1);
-    EXPECT_EQ(replies[1]["result"]["tools"].size(), 4u);
+    EXPECT_EQ(replies[1]["result"]["tools"].size(), 6u);
     EXPECT_EQ(replies[2]["error"]["code"], kInvalidRequest);
     EXPECT_EQ(replies[2]["id"], 3);
     EXPECT_EQ(call(old, json::array()).status, 400);

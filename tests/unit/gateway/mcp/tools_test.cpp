@@ -99,7 +99,7 @@ protected:
 
 TEST_F(McpToolsTest, EveryToolHasAnInputAndAnOutputSchema) {
     const json& tools = tools_.list()["tools"];
-    ASSERT_EQ(tools.size(), 4u);
+    ASSERT_EQ(tools.size(), 6u);
     std::vector<std::string> names;
     for (const auto& tool : tools) {
         names.push_back(tool["name"]);
@@ -107,8 +107,9 @@ TEST_F(McpToolsTest, EveryToolHasAnInputAndAnOutputSchema) {
         EXPECT_EQ(tool["outputSchema"]["type"], "object");
         EXPECT_FALSE(tool["description"].get<std::string>().empty());
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"resolve_intent", "search_graph", "explain_trace",
-                                               "list_traces"}));
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"resolve_intent", "search_graph", "explain_trace",
+                                        "list_traces", "list_evaluations", "show_evaluation"}));
 }
 
 TEST_F(McpToolsTest, ResolveIntentShapesTheQueryAnswer) {
@@ -201,6 +202,113 @@ TEST_F(McpToolsTest, SearchGraphAndListTracesAlwaysCarryTheirRequiredFields) {
     EXPECT_EQ(l["sessions"].size(), 1u);
     EXPECT_EQ(backend_.calls.back().args["kind"], "query");
     expect_matches_output_schema("list_traces", l);
+}
+
+// An evaluation run as the trace service's eval_show keeps it: `rows` questions.
+json eval_run(int rows) {
+    json out = {{"name", "20261130T091715Z-dev"},
+                {"set", "dev"},
+                {"set_path", "/data/dev.jsonl"},
+                {"engine", "graph-rag"},
+                {"collection", ""},
+                {"started", "2026-11-30T09:17:15.000Z"},
+                {"finished", "2026-11-30T09:19:02.000Z"},
+                {"recorded", "2026-11-30T09:19:03.000Z"},
+                {"summary",
+                 {{"questions", rows},
+                  {"hits1", 0.9},
+                  {"exact", 0.8},
+                  {"f1", 0.85},
+                  {"ece", 0.04},
+                  {"bins", {{{"lower", 0.9}, {"upper", 1.0}, {"questions", rows}}}},
+                  {"accuracy_at_coverage",
+                   {{{"coverage", 1.0}, {"kept", rows}, {"accuracy", 0.9}},
+                    {{"coverage", 0.8}, {"kept", rows * 4 / 5}, {"accuracy", 0.95}}}}}},
+                {"rows", json::array()}};
+    for (int i = 0; i < rows; ++i)
+        out["rows"].push_back({{"id", "q" + std::to_string(i)}, {"verdict", "hit"}});
+    return out;
+}
+
+// Issue 35: the evaluation runs `glassbox eval` recorded, listed with their figures and shown
+// with a bounded page of their per-question rows.
+TEST_F(McpToolsTest, ListEvaluationsGivesEachRunsFiguresAndThePage) {
+    json listed = eval_run(3);
+    listed.erase("rows");
+    backend_.evals_ = {{"runs", {listed}}, {"total", 4}};
+    json s = call("list_evaluations", {{"limit", 1}, {"offset", 2}})["structuredContent"];
+    ASSERT_EQ(s["runs"].size(), 1u) << s.dump();
+    const json& run = s["runs"][0];
+    EXPECT_EQ(run["name"], "20261130T091715Z-dev");
+    EXPECT_EQ(run["engine"], "graph-rag");
+    EXPECT_EQ(run["metrics"]["hits1"], 0.9);
+    EXPECT_EQ(run["metrics"]["exact"], 0.8);
+    EXPECT_EQ(run["metrics"]["f1"], 0.85);
+    EXPECT_EQ(run["metrics"]["ece"], 0.04);
+    EXPECT_EQ(run["metrics"]["accuracy_at_coverage"].size(), 2u);
+    EXPECT_FALSE(run["metrics"].contains("bins")) << "the chart's data, not a figure";
+    EXPECT_FALSE(run.contains("set_path")) << "the evaluating host's file: show_evaluation has it";
+    EXPECT_EQ(s["total"], 4);
+    EXPECT_EQ(s["offset"], 2);
+    EXPECT_EQ(s["next_offset"], 3);
+    expect_matches_output_schema("list_evaluations", s);
+    EXPECT_EQ(backend_.calls.back().args, (json{{"limit", 1}, {"offset", 2}}));
+
+    // The defaults; the last page has no next; a reply without runs still has every field.
+    backend_.evals_ = {{"runs", {listed}}, {"total", 1}};
+    s = call("list_evaluations", json::object())["structuredContent"];
+    EXPECT_EQ(backend_.calls.back().args, (json{{"limit", 20}, {"offset", 0}}));
+    EXPECT_TRUE(s["next_offset"].is_null());
+    backend_.evals_ = json::object();
+    s = call("list_evaluations", json::object())["structuredContent"];
+    EXPECT_TRUE(s["runs"].empty());
+    EXPECT_EQ(s["total"], 0);
+    expect_matches_output_schema("list_evaluations", s);
+}
+
+TEST_F(McpToolsTest, ShowEvaluationGivesTheFiguresAndABoundedPageOfRows) {
+    backend_.eval_ = {{"run", eval_run(250)}};
+    json s = call("show_evaluation", {{"name", "20261130T091715Z-dev"}})["structuredContent"];
+    EXPECT_EQ(backend_.calls.back().args, "20261130T091715Z-dev");
+    EXPECT_EQ(s["name"], "20261130T091715Z-dev");
+    EXPECT_EQ(s["set_path"], "/data/dev.jsonl");
+    EXPECT_EQ(s["metrics"]["hits1"], 0.9);
+    EXPECT_EQ(s["metrics"]["ece"], 0.04);
+    EXPECT_EQ(s["summary"]["bins"].size(), 1u) << "the whole summary too";
+    EXPECT_EQ(s["rows"].size(), 20u) << "20 rows by default";
+    EXPECT_EQ(s["rows"][0]["id"], "q0");
+    EXPECT_EQ(s["rows_total"], 250);
+    EXPECT_EQ(s["rows_offset"], 0);
+    EXPECT_EQ(s["next_rows_offset"], 20);
+    expect_matches_output_schema("show_evaluation", s);
+
+    s = call("show_evaluation",
+             {{"name", "x"}, {"rows_offset", 200}, {"rows_limit", 200}})["structuredContent"];
+    EXPECT_EQ(s["rows"].size(), 50u);
+    EXPECT_EQ(s["rows"][0]["id"], "q200");
+    EXPECT_TRUE(s["next_rows_offset"].is_null());
+    s = call("show_evaluation", {{"name", "x"}, {"rows_offset", 900}})["structuredContent"];
+    EXPECT_TRUE(s["rows"].empty());
+    EXPECT_EQ(s["rows_offset"], 250) << "past the end: an empty page at the end";
+    s = call("show_evaluation", {{"name", "x"}, {"rows_limit", 0}})["structuredContent"];
+    EXPECT_TRUE(s["rows"].empty());
+    EXPECT_TRUE(s["next_rows_offset"].is_null()) << "the figures alone";
+
+    // A page never exceeds the bound: the schema refuses more before the backend is asked.
+    const std::size_t asked = backend_.calls.size();
+    expect_tool_error(call("show_evaluation", {{"name", "x"}, {"rows_limit", 201}}),
+                      "InvalidRequest: argument 'rows_limit'");
+    expect_tool_error(call("show_evaluation", json::object()),
+                      "InvalidRequest: missing argument 'name'");
+    expect_tool_error(call("list_evaluations", {{"limit", 101}}),
+                      "InvalidRequest: argument 'limit'");
+    expect_tool_error(call("list_evaluations", {{"offset", -1}}),
+                      "InvalidRequest: argument 'offset'");
+    EXPECT_EQ(backend_.calls.size(), asked);
+
+    backend_.fail = base::make_error(base::ErrorType::kNotFound, "no evaluation run \"x\"");
+    expect_tool_error(call("show_evaluation", {{"name", "x"}}),
+                      "NotFound: no evaluation run \"x\"");
 }
 
 TEST_F(McpToolsTest, ExplainTraceListsStepsInOrderWithTheirValuesAndTriples) {
