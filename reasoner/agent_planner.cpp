@@ -133,6 +133,8 @@ public:
             intent_.type != AnswerType::kYesNo) {
             if (auto step = bridge_step(*progress.whole)) return std::move(*step);
         }
+        if (progress.whole && !progress.checked && worth_checking(*progress.whole))
+            return check_whole_against_documents(*progress.whole);
         if (progress.whole) return answer_from_whole(*progress.whole);
         if (hop == 0 && !progress.asked_whole) {
             const bool chain_possible =
@@ -185,9 +187,12 @@ private:
                 p.frontier = std::move(next.frontier);
                 p.hop += next.consumed;
                 chain_over = p.frontier.empty();
-            } else if (calls.front().tool == kDocument && !p.frontier.empty() &&
-                       p.hop == relations_.chain.size()) {
-                // Asked after the chain was complete: a check of its value, not the answer.
+            } else if (calls.front().tool == kDocument &&
+                       ((!p.frontier.empty() && p.hop == relations_.chain.size()) ||
+                        (p.whole && p.whole->tool == kKnowledge &&
+                         !str(p.whole->observation, "answer").empty()))) {
+                // Asked after the chain was complete, or after knowledge-query gave a value: a
+                // check of that value, not the answer.
                 p.checked = true;
             } else if (calls.front().tool == kKnowledge || calls.front().tool == kDocument) {
                 p.asked_whole = true;
@@ -272,6 +277,25 @@ private:
     bool worth_checking(const std::vector<Reached>& frontier) const {
         return frontier.size() == 1 && frontier.front().literal && offered(tools_, kDocument) &&
                intent_.type != AnswerType::kYesNo;
+    }
+
+    // The same for a knowledge-query answer that is a value with a number in it (a year, a
+    // count, a date): graph-rag's answer is checked against the documents once.
+    bool worth_checking(const PastCall& whole) const {
+        const std::string answer = str(whole.observation, "answer");
+        return whole.tool == kKnowledge && !whole.error &&
+               std::any_of(answer.begin(), answer.end(),
+                           [](char c) { return c >= '0' && c <= '9'; }) &&
+               offered(tools_, kDocument) && intent_.type != AnswerType::kYesNo;
+    }
+
+    PlannerStep check_whole_against_documents(const PastCall& whole) const {
+        PlannerStep step;
+        step.thought = std::string(kKnowledge) + " answered the value " +
+                       str(whole.observation, "answer") + "; check it against the documents: ask " +
+                       std::string(kDocument) + " the whole question.";
+        step.calls.push_back({std::string(kDocument), json{{"question", question_}}});
+        return step;
     }
 
     PlannerStep check_against_documents(const Reached& end) const {

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/integration/rag_trace_checks.hpp"
@@ -81,9 +82,37 @@ protected:
         return out;
     }
 
-    AgentRun ask(const json& body) {
+    AgentRun ask(const json& body, const std::string& service = "agent") {
         GbcClient client(context_, broker_.endpoint);
-        return split(client.call("agent", body.dump(), 60'000, milliseconds{65'000}));
+        return split(client.call(service, body.dump(), 60'000, milliseconds{65'000}));
+    }
+
+    // Collection "dispute": a fact file (dated 2020) giving Saltspire Light 1879 and a document
+    // giving 1881; it revalidates after 30 days.
+    void load_dispute() {
+        const auto register_file = dir() / "register.ttl";
+        std::ofstream(register_file) << R"ttl(@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix : <https://glassbox.dev/sample/orrin/> .
+<> dcterms:modified "2020-01-01"^^xsd:date .
+:yearBuilt rdfs:label "was built in year" .
+:SaltspireLight rdfs:label "Saltspire Light" ; :yearBuilt "1879"^^xsd:gYear .
+)ttl";
+        const auto docs = dir() / "dispute-docs";
+        std::filesystem::create_directories(docs);
+        std::ofstream(docs / "harbour-register.md")
+            << "# Harbour register\n\nSaltspire Light on Solen Island was built in 1881, after "
+               "two winters of work on the rock.\n";
+        for (std::vector<std::string> command :
+             {std::vector<std::string>{"load", "rdf", register_file.string(), "--tier", "1",
+                                       "--collection", "dispute"},
+              std::vector<std::string>{"load", "docs", docs.string(), "--collection", "dispute"},
+              std::vector<std::string>{"collections", "set", "dispute", "--max-age", "30d"}}) {
+            const auto done = glassbox(command);
+            ASSERT_TRUE(done.status.exited && done.status.code == 0)
+                << command[0] << ": " << done.err;
+        }
     }
 
     RunningBroker broker_;
@@ -203,28 +232,7 @@ TEST_F(AgentTest, AListAnswerNamesEveryEndAndCarriesItsConfidence) {
 // carries the conflict and both notes.
 TEST_F(AgentTest, AFactAndADocumentThatDisagreeAreReportedAndAStaleFactIsNoted) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline("graph-rag", {{"query"}}));
-    const auto register_file = dir() / "register.ttl";
-    std::ofstream(register_file) << R"ttl(@prefix dcterms: <http://purl.org/dc/terms/> .
-@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
-@prefix : <https://glassbox.dev/sample/orrin/> .
-<> dcterms:modified "2020-01-01"^^xsd:date .
-:yearBuilt rdfs:label "was built in year" .
-:SaltspireLight rdfs:label "Saltspire Light" ; :yearBuilt "1879"^^xsd:gYear .
-)ttl";
-    const auto docs = dir() / "dispute-docs";
-    std::filesystem::create_directories(docs);
-    std::ofstream(docs / "harbour-register.md")
-        << "# Harbour register\n\nSaltspire Light on Solen Island was built in 1881, after two "
-           "winters of work on the rock.\n";
-    for (std::vector<std::string> command :
-         {std::vector<std::string>{"load", "rdf", register_file.string(), "--tier", "1",
-                                   "--collection", "dispute"},
-          std::vector<std::string>{"load", "docs", docs.string(), "--collection", "dispute"},
-          std::vector<std::string>{"collections", "set", "dispute", "--max-age", "30d"}}) {
-        const auto done = glassbox(command);
-        ASSERT_TRUE(done.status.exited && done.status.code == 0) << command[0] << ": " << done.err;
-    }
+    ASSERT_NO_FATAL_FAILURE(load_dispute());
     const std::string question = "When was Saltspire Light built?";
     const auto a = ask({{"question", question}, {"collection", "dispute"}, {"streaming", true}});
     ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
@@ -318,6 +326,92 @@ TEST_F(AgentTest, AFactAndADocumentThatDisagreeAreReportedAndAStaleFactIsNoted) 
         << streamed;
     EXPECT_NE(streamed.find("past this collection's revalidation age of 30d."), std::string::npos)
         << streamed;
+}
+
+// Issue 35: the same dispute reached through the knowledge-query tool (graph RAG) rather than
+// lookups: graph RAG answers the fact's year, the planner checks it against the documents, and
+// the agent reports the conflict with both citations, lowers its confidence, and records the
+// gb:Conflict with the graph-rag sub-run's Focus edge selection as the stated side. Asked
+// through the query router, the router's own Conclusion carries the agent's gb:Conflict too.
+TEST_F(AgentTest, AGraphRagAnswerADocumentDisputesIsReportedAndTheRouterConcludesWithIt) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline("graph-rag", {{"query"}}));
+    ASSERT_NO_FATAL_FAILURE(load_dispute());
+    const std::string question = "When was Saltspire Light built?";
+    const auto a = ask({{"question", question},
+                        {"collection", "dispute"},
+                        {"tools", {"knowledge-query", "document-query"}},
+                        {"streaming", true}});
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    const json& final = *a.run.final;
+    EXPECT_EQ(final.value("answer", ""), "1879") << final.dump();
+    std::vector<std::string> tools;
+    for (const auto& action : a.of("action")) tools.push_back(action.value("tool", ""));
+    EXPECT_EQ(tools, (std::vector<std::string>{"knowledge-query", "document-query"}))
+        << "graph RAG's year is checked against the documents";
+
+    ASSERT_EQ(final["conflicts"].size(), 1u) << final.dump();
+    const json& conflict = final["conflicts"][0];
+    EXPECT_EQ(conflict.value("stated", ""), "1879") << conflict.dump();
+    EXPECT_EQ(conflict.value("rival", ""), "1881") << conflict.dump();
+    EXPECT_NE(conflict.value("subject", "").find("Saltspire Light"), std::string::npos)
+        << conflict.dump();
+    const std::string response = final.value("response", "");
+    EXPECT_NE(response.find("Sources disagree on this: ["), std::string::npos) << response;
+    EXPECT_NE(response.find("gives 1879; ["), std::string::npos) << response;
+    EXPECT_NE(response.find("gives 1881."), std::string::npos) << response;
+    bool lowered = false;
+    for (const auto& f : final["evidence"])
+        lowered = lowered || (f.value("name", "") == "conflict" && f.value("effect", 0.0) < 0.0);
+    EXPECT_TRUE(lowered) << final["evidence"].dump();
+    bool rag_answer = false;
+    for (const auto& f : final["evidence"])
+        rag_answer =
+            rag_answer || (f.value("name", "") == "rag_answer" && f.value("value", 0.0) == 1.0);
+    EXPECT_TRUE(rag_answer) << "still graph RAG's answer after the check: "
+                            << final["evidence"].dump();
+
+    const TraceGraph graph(a.run.explains);
+    const auto conclusion = schema::iri(rag::step_uris(a.run).back());
+    const auto conflicts = graph.values(conclusion, vocab::kConflictProperty);
+    ASSERT_EQ(conflicts.size(), 1u);
+    EXPECT_EQ(graph.text(conflicts[0], vocab::kStatedValue), std::optional<std::string>("1879"));
+    EXPECT_EQ(graph.text(conflicts[0], vocab::kRivalValue), std::optional<std::string>("1881"));
+    const auto stated = graph.values(conflicts[0], vocab::kStatedSelection);
+    ASSERT_EQ(stated.size(), 1u);
+    EXPECT_NE(stated[0].as_iri().value.find(":focus:edge:"), std::string::npos)
+        << "the graph-rag sub-run's edge selection: " << stated[0].as_iri().value;
+    const auto rival = graph.values(conflicts[0], vocab::kRivalSelection);
+    ASSERT_EQ(rival.size(), 1u);
+    EXPECT_NE(rival[0].as_iri().value.find(":chunk:"), std::string::npos)
+        << rival[0].as_iri().value;
+
+    // Through the router (its engine the agent, whose lookups reach the same dispute): the
+    // router's FINAL and its own Conclusion carry the conflict.
+    const auto routed =
+        ask({{"query", question}, {"mode", "agent"}, {"collection", "dispute"}}, "query");
+    ASSERT_TRUE(routed.run.final.has_value()) << routed.run.describe();
+    const json& answer = *routed.run.final;
+    EXPECT_EQ(answer.value("engine", ""), "agent") << answer.dump();
+    ASSERT_EQ(answer["conflicts"].size(), 1u) << answer.dump();
+    const auto run = schema::explain::RunUris::from_uri(answer.value("session", ""));
+    ASSERT_TRUE(run);
+    const TraceGraph routed_graph(routed.run.explains);
+    const auto router_conflicts =
+        routed_graph.values(schema::iri(run->conclusion()), vocab::kConflictProperty);
+    ASSERT_EQ(router_conflicts.size(), 1u) << "the router's Conclusion records the conflict";
+    EXPECT_EQ(router_conflicts[0], schema::iri(run->conflict("conclusion", 0)));
+    EXPECT_TRUE(routed_graph.has_type(router_conflicts[0], vocab::kConflict));
+    EXPECT_EQ(routed_graph.text(router_conflicts[0], vocab::kStatedValue),
+              std::optional<std::string>("1879"));
+    EXPECT_EQ(routed_graph.text(router_conflicts[0], vocab::kRivalValue),
+              std::optional<std::string>("1881"));
+    EXPECT_EQ(routed_graph.values(router_conflicts[0], vocab::kStatedSelection).size(), 1u);
+    EXPECT_EQ(routed_graph.values(router_conflicts[0], vocab::kRivalSelection).size(), 1u);
+    const auto confidence =
+        routed_graph.text(schema::iri(run->conclusion()), vocab::kAnswerConfidence);
+    ASSERT_TRUE(confidence.has_value());
+    EXPECT_NEAR(std::stod(*confidence), answer.value("confidence", -1.0), 1e-9);
+    EXPECT_LE(answer.value("confidence", 1.0), 0.5) << "the agent's lowered confidence";
 }
 
 // Issue 36: a count is a graph-query (the store's aggregate op), answered "2" with the count's

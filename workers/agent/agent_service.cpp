@@ -41,12 +41,15 @@ std::string dump_text(const json& value) {
 // answer so far, before the broker would cut the run off without one.
 constexpr std::chrono::milliseconds kDeadlineMargin{200};
 
-// A document tool's short answer, kept to compare with the looked-up facts.
+// A RAG tool's short answer (a document tool's, or graph-rag's through knowledge-query), kept to
+// compare the facts with the documents.
 struct PassageAnswer {
     std::string question;  // what the tool was asked
     std::string answer;
     std::vector<std::string> answer_selections;
     std::vector<schema::RagCitation> citations;
+    std::size_t iteration = 0;
+    std::optional<double> confidence;  // the tool's calibrated confidence, if any
 };
 
 // The "question" a tool call was given ("" when none).
@@ -264,11 +267,12 @@ private:
         }
         if (std::find(tools_used_.begin(), tools_used_.end(), out.tool) == tools_used_.end())
             tools_used_.push_back(out.tool);
-        if (kind_of(out.tool) == ToolKind::kDocumentRag && out.answer && !out.answer->empty()) {
-            passages_.push_back(
-                {question_arg(out.args), *out.answer, out.answer_selections, out.citations});
-        }
         if (out.answer && !out.answer->empty()) {
+            // Kept to compare the facts with the documents (conflicts_with_documents).
+            PassageAnswer said{question_arg(out.args), *out.answer, out.answer_selections,
+                               out.citations,          iteration,   out.confidence};
+            if (kind_of(out.tool) == ToolKind::kDocumentRag) passages_.push_back(said);
+            if (kind_of(out.tool) == ToolKind::kGraphRag) graph_answers_.push_back(std::move(said));
             best_answer_ = *out.answer;
             best_response_ = out.response;
             best_confidence_ = out.confidence;
@@ -434,6 +438,12 @@ private:
         run.rag_answer =
             !best_answer_.empty() && normalise_name(answer_) == normalise_name(best_answer_);
         run.rag_confidence = best_confidence_;
+        // A knowledge-query answer checked against the documents afterwards is still that
+        // tool's answer (the check's document answer came later).
+        if (const auto* graph = graph_answer_given(behind); graph != nullptr && !run.rag_answer) {
+            run.rag_answer = true;
+            run.rag_confidence = graph->confidence;
+        }
         auto confidence = reasoner::stated_confidence(agent_features(run, evidence), "agent");
         confidence.conflicts = std::move(conflicts);
         reasoner::lower_for_conflicts(confidence);
@@ -457,19 +467,33 @@ private:
     // from: checks of a found value (the planner's), not steps toward it, so the `iterations`
     // feature does not count them.
     std::size_t checks_after(const std::vector<std::size_t>& behind) const {
-        if (behind.empty()) return 0;
         std::size_t last = 0;
+        if (const auto* graph = graph_answer_given(behind)) {
+            last = graph->iteration;
+        } else if (behind.empty()) {
+            return 0;
+        }
         for (const auto i : behind) last = std::max(last, facts_[i].iteration);
         return static_cast<std::size_t>(std::count_if(document_iterations_.begin(),
                                                       document_iterations_.end(),
                                                       [&](std::size_t n) { return n > last; }));
     }
 
-    // A looked-up fact the answer states against a document's answer to the same question
-    // (answer_conflicts.hpp). The facts: those behind the answer that give its value, when their
-    // subject has that one value by that predicate among everything looked up (two values by
-    // one predicate make a list, not a dispute). The passages: each document tool's short answer
-    // to the run's own question, cited by the passages it came from.
+    // The knowledge-query answer the agent's answer is (the latest that names it), when no
+    // looked-up fact is behind it; nullptr otherwise.
+    const PassageAnswer* graph_answer_given(const std::vector<std::size_t>& behind) const {
+        if (!behind.empty() || answer_.empty()) return nullptr;
+        for (auto it = graph_answers_.rbegin(); it != graph_answers_.rend(); ++it)
+            if (normalise_name(it->answer) == normalise_name(answer_)) return &*it;
+        return nullptr;
+    }
+
+    // A fact against a document's answer to the same question (answer_conflicts.hpp). The facts:
+    // the looked-up ones behind the answer that give its value, when their subject has that one
+    // value by that predicate among everything looked up (two values by one predicate make a
+    // list, not a dispute); and each knowledge-query answer to the run's own question that is
+    // one fact's end (graph_value). The passages: each document tool's short answer to the
+    // run's own question, cited by the passages it came from.
     std::vector<explain::AnswerConflict> conflicts_with_documents(
         const std::vector<std::size_t>& behind, const AnswerEvidence& evidence) const {
         if (answer_.empty() || passages_.empty()) return {};
@@ -487,8 +511,12 @@ private:
                              {cited_source(cited)},
                              cited.n});
         }
-        std::vector<EvidenceValue> passages;
         const std::string question = text::normalize(request_.question);
+        for (const auto& g : graph_answers_) {
+            if (text::normalize(g.question) != question) continue;
+            if (auto value = graph_value(g, evidence)) facts.push_back(std::move(*value));
+        }
+        std::vector<EvidenceValue> passages;
         for (const auto& p : passages_) {
             if (text::normalize(p.question) != question) continue;
             if (auto value = passage_value(p, evidence)) passages.push_back(std::move(*value));
@@ -506,23 +534,44 @@ private:
         });
     }
 
-    // A document tool's answer as a value: cited by the first of its passages the short answer
-    // came from (else its first citation), as the agent's own citations number it.
-    static std::optional<EvidenceValue> passage_value(const PassageAnswer& p,
-                                                      const AnswerEvidence& evidence) {
-        const schema::RagCitation* ground = nullptr;
+    // The citation a RAG tool's short answer came from: the first of its citations that the
+    // short answer's selections name (else its first citation); nullptr when it cited none.
+    static const schema::RagCitation* ground_of(const PassageAnswer& p) {
         for (const auto& c : p.citations) {
             if (std::find(p.answer_selections.begin(), p.answer_selections.end(), c.selection) !=
-                p.answer_selections.end()) {
-                ground = &c;
-                break;
-            }
+                p.answer_selections.end())
+                return &c;
         }
-        if (ground == nullptr && !p.citations.empty()) ground = &p.citations.front();
-        if (ground == nullptr) return std::nullopt;
-        EvidenceValue value{{}, {}, p.answer, ground->selection, {cited_source(*ground)}, 0};
+        return p.citations.empty() ? nullptr : &p.citations.front();
+    }
+
+    // The value `p` gives, cited by `ground` and numbered as the agent's own citations number
+    // that citation (0: not among them).
+    static EvidenceValue cited_value(const PassageAnswer& p, const schema::RagCitation& ground,
+                                     const AnswerEvidence& evidence) {
+        EvidenceValue value{{}, {}, p.answer, ground.selection, {cited_source(ground)}, 0};
         for (const auto& c : evidence.citations)
-            if (!c.selection.empty() && c.selection == ground->selection) value.citation = c.n;
+            if (!c.selection.empty() && c.selection == ground.selection) value.citation = c.n;
+        return value;
+    }
+
+    // A document tool's answer as a value: cited by the first of its passages the short answer
+    // came from (else its first citation).
+    static std::optional<EvidenceValue> passage_value(const PassageAnswer& p,
+                                                      const AnswerEvidence& evidence) {
+        const auto* ground = ground_of(p);
+        if (ground == nullptr) return std::nullopt;
+        return cited_value(p, *ground, evidence);
+    }
+
+    // A knowledge-query answer as a fact's value (edge_answer_value), numbered as the agent's
+    // own citations number its edge.
+    static std::optional<EvidenceValue> graph_value(const PassageAnswer& g,
+                                                    const AnswerEvidence& evidence) {
+        const auto* ground = ground_of(g);
+        if (ground == nullptr) return std::nullopt;
+        auto value = edge_answer_value(g.answer, *ground);
+        if (value) value->citation = cited_value(g, *ground, evidence).citation;
         return value;
     }
 
@@ -530,18 +579,21 @@ private:
         return c.chunk.empty() ? c.document : c.chunk;
     }
 
-    // The citations that give a conflict's rival value: the rival's own, and every passage of a
-    // document answer that gives it (they back the rival, not the answer).
+    // The citations that give a conflict's rival value: the rival's own, and every citation of a
+    // RAG tool's answer that gives it (they back the rival, not the answer).
     std::set<std::uint32_t> rival_citations(const explain::AnswerConfidence& confidence,
                                             const AnswerEvidence& evidence) const {
         std::set<std::uint32_t> out;
         for (const auto& c : confidence.conflicts) {
             if (c.rival_citation != 0) out.insert(c.rival_citation);
-            for (const auto& p : passages_) {
-                if (text::normalize(p.answer) != text::normalize(c.rival)) continue;
-                for (const auto& cited : p.citations)
-                    for (const auto& e : evidence.citations)
-                        if (!e.selection.empty() && e.selection == cited.selection) out.insert(e.n);
+            for (const auto* answers : {&passages_, &graph_answers_}) {
+                for (const auto& p : *answers) {
+                    if (text::normalize(p.answer) != text::normalize(c.rival)) continue;
+                    for (const auto& cited : p.citations)
+                        for (const auto& e : evidence.citations)
+                            if (!e.selection.empty() && e.selection == cited.selection)
+                                out.insert(e.n);
+                }
             }
         }
         return out;
@@ -614,6 +666,7 @@ private:
     std::vector<std::size_t> query_facts_;        // into facts_: the latest graph-query's rows
     std::vector<std::string> tools_used_;
     std::vector<PassageAnswer> passages_;           // the document tools' short answers
+    std::vector<PassageAnswer> graph_answers_;      // knowledge-query's short answers
     std::vector<std::size_t> document_iterations_;  // iterations that only asked the documents
 };
 

@@ -54,6 +54,19 @@ bool subset(const std::set<T>& a, const std::set<T>& b) {
     return std::all_of(a.begin(), a.end(), [&](const T& x) { return b.contains(x); });
 }
 
+// `text` before its shortest tail of space-separated words that normalises to `value` (trailing
+// spaces dropped); nullopt when no tail does.
+std::optional<std::string> before_tail(std::string_view text, const std::string& value) {
+    for (std::size_t end = text.size(); end > 0;) {
+        while (end > 0 && text[end - 1] == ' ') --end;
+        while (end > 0 && text[end - 1] != ' ') --end;
+        if (text::normalize(text.substr(end)) != value) continue;
+        while (end > 0 && text[end - 1] == ' ') --end;
+        return std::string(text.substr(0, end));
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 bool values_disagree(std::string_view a, std::string_view b) {
@@ -72,6 +85,23 @@ bool values_disagree(std::string_view a, std::string_view b) {
     const std::set<std::string> sy(sy_list.begin(), sy_list.end());
     if (sx.empty() || sy.empty() || subset(sx, sy) || subset(sy, sx)) return false;
     return disjoint(sx, sy);
+}
+
+std::optional<EvidenceValue> edge_answer_value(std::string_view answer,
+                                               const schema::RagCitation& ground) {
+    if (ground.kind != "edge") return std::nullopt;
+    const std::string fact = text::normalize(ground.text);
+    const std::string value = text::normalize(answer);
+    if (value.empty() || fact.size() <= value.size() || !fact.ends_with(" " + value))
+        return std::nullopt;
+    EvidenceValue out;
+    auto subject = before_tail(ground.text, value);
+    if (!subject || subject->empty()) return std::nullopt;
+    out.subject = std::move(*subject);
+    out.value = std::string(answer);
+    out.selection = ground.selection;
+    out.sources = {ground.chunk.empty() ? ground.document : ground.chunk};
+    return out;
 }
 
 std::vector<schema::explain::AnswerConflict> fact_passage_conflicts(

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "schema/explain_builder.hpp"
+#include "schema/messages.hpp"
 
 namespace glassbox::agent {
 
@@ -29,6 +31,14 @@ struct EvidenceValue {
     std::vector<std::string> sources;
     std::uint32_t citation = 0;  // its number among the answer's citations (0: not cited)
 };
+
+// graph-rag's short answer `answer` as a fact's value, from `ground`, the citation it came from:
+// only when that is an edge whose text ("subject predicate object", in words) ends with the
+// answer, so a list answer or a value the synthesis composed is never compared. The subject is
+// the text before the value (the citation gives the fact as one text: its subject and predicate
+// together; the predicate stays ""); the selection and source are the edge's; not numbered.
+std::optional<EvidenceValue> edge_answer_value(std::string_view answer,
+                                               const schema::RagCitation& ground);
 
 // Every fact value against every passage value that values_disagree with it. The value `answer`
 // gives (normalised equal) is the stated one, the other the rival; a pair whose values the

@@ -234,5 +234,45 @@ TEST(AgentPlannerTest, AChainEndingAtAValueIsCheckedAgainstTheDocumentsOnce) {
     EXPECT_EQ(entity_end.final_answer, "oren_tal");
 }
 
+// Issue 35: knowledge-query's answer with a number in it (a year) is checked against the documents
+// once, when document-query is offered; the answer stays graph RAG's. A name, a yes/no question,
+// or no document tool: answered at once.
+TEST(AgentPlannerTest, AKnowledgeQueryValueIsCheckedAgainstTheDocumentsOnce) {
+    const std::string q = "When was Saltspire Light built?";
+    const json tools = json::array({{{"name", "knowledge-query"}}, {{"name", "document-query"}}});
+    const auto asked = plan_agent_step(q, tools, json::array());
+    ASSERT_EQ(asked.calls.size(), 1u) << render_react(asked);
+    EXPECT_EQ(asked.calls[0].tool, "knowledge-query");
+    const auto whole = [&](const std::string& tool, const json& said) {
+        return step_of({{{"tool", tool},
+                         {"args", {{"question", q}}},
+                         {"observation", said.dump()},
+                         {"error", false}}});
+    };
+    json steps = json::array({whole(
+        "knowledge-query", {{"answer", "1879"}, {"response", "It was built in 1879 [1]."}})});
+    const auto check = plan_agent_step(q, tools, steps);
+    ASSERT_EQ(check.calls.size(), 1u) << render_react(check);
+    EXPECT_EQ(check.calls[0].tool, "document-query");
+    EXPECT_EQ(check.calls[0].args["question"], q);
+    EXPECT_NE(check.thought.find("1879"), std::string::npos) << check.thought;
+
+    steps.push_back(whole("document-query", {{"answer", "1881"}, {"response", "In 1881 [1]."}}));
+    const auto answered = plan_agent_step(q, tools, steps);
+    EXPECT_TRUE(answered.calls.empty()) << render_react(answered);
+    EXPECT_EQ(answered.final_answer, "1879") << "graph RAG's value, not the document's";
+    EXPECT_EQ(answered.response, "It was built in 1879 [1].");
+
+    const json graph_only = json::array({{{"name", "knowledge-query"}}});
+    EXPECT_EQ(plan_agent_step(q, graph_only, json::array({steps[0]})).final_answer, "1879")
+        << "no document tool: no check";
+    const json named = json::array(
+        {whole("knowledge-query", {{"answer", "Ilse Varrow"}, {"response", "Ilse Varrow."}})});
+    const auto name_answer = plan_agent_step(q, tools, named);
+    EXPECT_TRUE(name_answer.calls.empty())
+        << "a name is not checked: " << render_react(name_answer);
+    EXPECT_EQ(name_answer.final_answer, "Ilse Varrow");
+}
+
 }  // namespace
 }  // namespace glassbox::reasoner

@@ -83,5 +83,61 @@ TEST(FactPassageConflictsTest, AgreementOrAnAnswerOfNeitherSideIsNoConflict) {
     EXPECT_TRUE(fact_passage_conflicts("1879", {fact_value("1879")}, {}).empty());
 }
 
+// Issue 35: graph-rag's short answer (through knowledge-query) is compared as a fact's value only
+// when the edge it came from ends with it; the subject is the fact's text before the value.
+schema::RagCitation edge_citation(std::string text) {
+    schema::RagCitation c;
+    c.kind = "edge";
+    c.text = std::move(text);
+    c.selection = "urn:sub:focus:edge:0";
+    c.document = "file:///register.ttl";
+    return c;
+}
+
+TEST(EdgeAnswerValueTest, AnAnswerThatEndsItsEdgeIsAFactsValue) {
+    const auto v =
+        edge_answer_value("1879", edge_citation("Saltspire Light was built in year 1879"));
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->subject, "Saltspire Light was built in year");
+    EXPECT_EQ(v->predicate, "");
+    EXPECT_EQ(v->value, "1879");
+    EXPECT_EQ(v->selection, "urn:sub:focus:edge:0");
+    EXPECT_EQ(v->sources, std::vector<std::string>{"file:///register.ttl"});
+    EXPECT_EQ(v->citation, 0u);
+    const auto words =
+        edge_answer_value("3 May 1879", edge_citation("Saltspire Light lit 3 May 1879"));
+    ASSERT_TRUE(words.has_value());
+    EXPECT_EQ(words->subject, "Saltspire Light lit");
+    const auto spelled =
+        edge_answer_value("ilse varrow", edge_citation("Saltspire Light designed by Ilse_Varrow"));
+    ASSERT_TRUE(spelled.has_value()) << "compared as normalised names";
+    EXPECT_EQ(spelled->subject, "Saltspire Light designed by");
+}
+
+TEST(EdgeAnswerValueTest, AListAChunkOrAValueInsideTheEdgeIsNot) {
+    EXPECT_FALSE(edge_answer_value("Cobble Quay and Saltspire Light",
+                                   edge_citation("Great Gale of 1887 damaged Cobble Quay")));
+    EXPECT_FALSE(edge_answer_value("1887", edge_citation("Great Gale of 1887 damaged Cobble Quay")))
+        << "the value is not the fact's end";
+    EXPECT_FALSE(edge_answer_value("1879", edge_citation("1879")))
+        << "a fact with nothing before its value";
+    EXPECT_FALSE(edge_answer_value("", edge_citation("Saltspire Light was built in year 1879")));
+    auto chunk = edge_citation("Saltspire Light was built in 1881");
+    chunk.kind = "chunk";
+    EXPECT_FALSE(edge_answer_value("1881", chunk)) << "a passage is not a fact";
+}
+
+TEST(EdgeAnswerValueTest, AGraphAnswerAndADocumentThatDisagreeConflict) {
+    auto fact = *edge_answer_value("1879", edge_citation("Saltspire Light was built in year 1879"));
+    fact.citation = 1;
+    const auto found = fact_passage_conflicts("1879", {fact}, {passage_value("1881")});
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].subject, "Saltspire Light was built in year");
+    EXPECT_EQ(found[0].stated_selection, "urn:sub:focus:edge:0");
+    EXPECT_EQ(found[0].rival_selection, "urn:sub:focus:chunk:0");
+    EXPECT_EQ(found[0].stated_citation, 1u);
+    EXPECT_EQ(found[0].rival_citation, 2u);
+}
+
 }  // namespace
 }  // namespace glassbox::agent
