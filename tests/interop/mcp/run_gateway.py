@@ -73,8 +73,14 @@ def raw_probe(url):
         return ["raw initialize: %s %r" % (status, reply)]
     in_session = {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
     status, _, reply = post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, in_session)
-    if status != 200 or len(reply["result"]["tools"]) != 4:
+    if status != 200 or len(reply["result"]["tools"]) != 6:
         failures.append("raw tools/list: %s %r" % (status, reply))
+    # The evaluation runs, over the bus to the trace service (none recorded here).
+    status, _, reply = post({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                             "params": {"name": "list_evaluations", "arguments": {"limit": 5}}}, in_session)
+    if status != 200 or reply["result"]["isError"] or \
+            not isinstance(reply["result"]["structuredContent"].get("runs"), list):
+        failures.append("raw list_evaluations: %s %r" % (status, reply))
     status, _, reply = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                              "params": {"name": "list_traces", "arguments": {"limit": 5}}}, in_session)
     if status != 200 or reply["result"]["isError"] or not reply["result"]["structuredContent"]["sessions"]:
