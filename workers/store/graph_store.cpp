@@ -943,6 +943,102 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
     return read_sources(db_, source_ids);
 }
 
+Result<std::vector<std::vector<SourceRecord>>> GraphStore::sources_of_each(
+    std::span<const Triple> facts, MatchBudget* budget) {
+    storage::sql::ReadScope snapshot(db_);
+    std::vector<std::vector<SourceRecord>> out(facts.size());
+    const auto fits = [budget](const SourceRecord& source) {
+        if (budget == nullptr) return true;
+        const std::size_t bytes = source.uri.size() + source.document_uri.size() +
+                                  source.loaded_at.size() + source.source_date.size();
+        if (bytes > budget->bytes_left) {
+            budget->over_bytes = true;
+            return false;
+        }
+        budget->bytes_left -= bytes;
+        return true;
+    };
+    if (db_.dialect() == storage::sql::Dialect::kSqlite) {
+        for (std::size_t i = 0; i < facts.size(); ++i) {
+            if (budget != nullptr && budget->should_stop && budget->should_stop()) {
+                budget->stopped = true;
+                return out;
+            }
+            auto sources = sources_of(facts[i]);
+            if (!sources) return sources.error();
+            for (auto& source : *sources) {
+                if (!fits(source)) return out;
+                out[i].push_back(std::move(source));
+            }
+        }
+        return out;
+    }
+    // The facts' terms looked up by one statement, then each fact bound from the cache.
+    std::vector<Term> graph_names;
+    graph_names.reserve(facts.size());
+    std::vector<const Term*> terms;
+    terms.reserve(3 * facts.size() + facts.size());
+    for (const auto& fact : facts) {
+        terms.insert(terms.end(), {&fact.s, &fact.p, &fact.o});
+        if (fact.graph && !fact.graph->empty()) graph_names.push_back(schema::iri(*fact.graph));
+    }
+    for (const auto& name : graph_names) terms.push_back(&name);
+    if (auto r = dictionary_.prefetch_ids(terms); !r) return r.error();
+    // The stored facts' ids as four bigint[] arrays; places[k] is the fact of the k-th entry.
+    std::array<std::string, 4> arrays{"{", "{", "{", "{"};
+    std::vector<std::size_t> places;
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+        const Triple& fact = facts[i];
+        const schema::TriplePattern pattern{fact.s, fact.p, fact.o,
+                                            fact.graph ? *fact.graph : std::string{}};
+        auto bound = bind_ids(
+            pattern, [this](const Term& t) { return dictionary_.lookup_id(t); },
+            [this](const std::string& g) { return dictionary_.lookup_graph(g); });
+        if (!bound) return bound.error();
+        if (!*bound) continue;  // a term the store lacks: no such fact
+        const BoundPattern& b = **bound;
+        const std::int64_t ids[4] = {*b.s, *b.p, *b.o, *b.g};
+        for (std::size_t c = 0; c < 4; ++c) {
+            if (!places.empty()) arrays[c].push_back(',');
+            detail::append_id(arrays[c], ids[c]);
+        }
+        places.push_back(i);
+    }
+    if (places.empty()) return out;
+    for (auto& array : arrays) array.push_back('}');
+    // Each fact's first source (graph_quads.src) and its further ones, with their records; a
+    // fact that is not stored has none.
+    // kSourceColumns' names are graph_sources' alone here.
+    static const std::string kSql =
+        "SELECT b.k, " + std::string(kSourceColumns) +
+        " FROM unnest(?1::bigint[], ?2::bigint[], ?3::bigint[], ?4::bigint[]) WITH ORDINALITY "
+        "AS b(s, p, o, g, k) JOIN graph_quads AS q ON q.s = b.s AND q.p = b.p AND q.o = b.o AND "
+        "q.g = b.g "
+        "CROSS JOIN LATERAL (SELECT q.src AS id UNION ALL SELECT f.source FROM graph_fact_sources "
+        "AS f WHERE f.s = q.s AND f.p = q.p AND f.o = q.o AND f.g = q.g) AS ids JOIN "
+        "graph_sources AS r ON r.id = ids.id";
+    auto st = db_.prepare(kSql);
+    if (!st) return st.error();
+    for (std::size_t c = 0; c < 4; ++c) st->bind_static(static_cast<int>(c + 1), arrays[c]);
+    auto read = st->each([&](const storage::sql::Row& row) -> Result<bool> {
+        const auto k = row.int64(0);
+        if (k < 1 || static_cast<std::size_t>(k) > places.size())
+            return make_error(ErrorType::kInternal, "graph store: a source row out of place");
+        SourceRecord source = source_record_at(row, 1);
+        if (!fits(source)) return false;
+        out[places[static_cast<std::size_t>(k - 1)]].push_back(std::move(source));
+        return true;
+    });
+    if (!read) return read.error();
+    // As read_sources orders them: best tier first, then by uri.
+    for (auto& sources : out) {
+        std::sort(sources.begin(), sources.end(), [](const SourceRecord& a, const SourceRecord& b) {
+            return std::tie(a.tier, a.uri) < std::tie(b.tier, b.uri);
+        });
+    }
+    return out;
+}
+
 // ---- labels and entities -------------------------------------------------------------------
 
 Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms,

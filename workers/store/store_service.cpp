@@ -643,15 +643,24 @@ private:
         auto max_age = read_max_age(kb.db());
         if (!max_age) return std::move(max_age).error();
         const auto now = config_.clock();
+        // Every fact's sources at once (one statement on PostgreSQL), within the reply's bytes
+        // and the request's cancellation.
+        auto budget = match_budget(config_.bounds.max_reply_bytes);
+        auto all_sources = kb.graph().sources_of_each(q.triples, &budget);
+        if (!all_sources) return std::move(all_sources).error();
+        if (budget.stopped || ctx_.cancelled()) return ctx_.cancellation_error();
+        if (budget.over_bytes) {
+            return reply_too_large(
+                kOpFactSources, config_.bounds.max_reply_bytes, "max_reply_bytes",
+                "reached by the sources of " + std::to_string(q.triples.size()) + " triples",
+                "ask about fewer triples per request");
+        }
         schema::FactSourcesResponse reply;
         std::size_t bytes = 0;
-        for (const auto& fact : q.triples) {
-            if (ctx_.cancelled()) return ctx_.cancellation_error();
-            auto sources = kb.graph().sources_of(fact);
-            if (!sources) return std::move(sources).error();
+        for (auto& sources : *all_sources) {
             std::vector<schema::FactSource> wire;
-            wire.reserve(sources->size());
-            for (auto& s : *sources) {
+            wire.reserve(sources.size());
+            for (auto& s : sources) {
                 bytes += kSourceWireOverhead + s.uri.size() + s.document_uri.size() +
                          s.loaded_at.size() + s.source_date.size();
                 wire.push_back(to_wire(std::move(s)));

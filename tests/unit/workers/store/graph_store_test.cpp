@@ -385,6 +385,68 @@ TEST_P(GraphStoreTest, AFactLoadedFromTwoSourcesHasBothBestTierFirst) {
     EXPECT_TRUE(none->empty());
 }
 
+TEST_P(GraphStoreTest, SourcesOfEachFactAreWhatSourcesOfGivesEach) {
+    const Triple shared = make_triple(ex("paris"), ex("capitalOf"), ex("france"));
+    const Triple named = make_triple(ex("paris"), ex("capitalOf"), ex("france"), "http://ex.org/g");
+    const Triple dated = make_triple(ex("paris"), ex("founded"), literal("-250"));
+    const Triple quoted = make_triple(schema::quoted(shared), ex("statedBy"), ex("atlas"));
+    const auto crowd = source("file:///crowd.nt", 3);
+    const auto chunk = source("urn:chunk:doc1#0", 2, SourceKind::kChunk, "urn:doc:doc1");
+    const auto atlas = source("file:///atlas.nt", 1);
+    insert(crowd, {shared, dated, quoted});
+    insert(chunk, {shared, named});
+    insert(atlas, {shared});
+    const std::vector<Triple> facts = {
+        shared, make_triple(ex("paris"), ex("capitalOf"), ex("germany")),  // terms stored, fact not
+        named,  make_triple(ex("nowhere"), ex("capitalOf"), ex("france")),  // a term never stored
+        dated,
+        shared,  // asked twice
+        quoted, make_triple(ex("paris"), ex("capitalOf"), ex("france"), "http://ex.org/other"),
+    };
+    auto each = store_->sources_of_each(facts);
+    ASSERT_TRUE(each) << each.error().message;
+    ASSERT_EQ(each->size(), facts.size());
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+        auto one = store_->sources_of(facts[i]);
+        ASSERT_TRUE(one) << one.error().message;
+        EXPECT_EQ((*each)[i], *one) << "fact " << i;
+    }
+    ASSERT_EQ((*each)[0].size(), 3u);
+    EXPECT_EQ((*each)[0][0].uri, "file:///atlas.nt") << "best tier first";
+    EXPECT_EQ((*each)[0][1].uri, "urn:chunk:doc1#0");
+    EXPECT_EQ((*each)[0][2].uri, "file:///crowd.nt");
+    EXPECT_TRUE((*each)[1].empty());
+    ASSERT_EQ((*each)[2].size(), 1u);
+    EXPECT_EQ((*each)[2][0].document_uri, "urn:doc:doc1");
+    EXPECT_TRUE((*each)[3].empty());
+    EXPECT_EQ((*each)[4].size(), 1u);
+    EXPECT_EQ((*each)[5], (*each)[0]);
+    ASSERT_EQ((*each)[6].size(), 1u);
+    EXPECT_TRUE((*each)[7].empty());
+    auto none = store_->sources_of_each({});
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_TRUE(none->empty());
+
+    // A budget: the strings of the sources count against its bytes (the first source that does
+    // not fit ends the reading), and a stop asked for ends it (SQLite reads fact by fact).
+    MatchBudget tight;
+    tight.bytes_left = 30;
+    auto cut = store_->sources_of_each(facts, &tight);
+    ASSERT_TRUE(cut) << cut.error().message;
+    EXPECT_TRUE(tight.over_bytes);
+    MatchBudget roomy;
+    roomy.bytes_left = 10'000;
+    auto whole = store_->sources_of_each(facts, &roomy);
+    ASSERT_TRUE(whole) << whole.error().message;
+    EXPECT_FALSE(roomy.exhausted());
+    EXPECT_EQ(*whole, *each);
+    MatchBudget stopping;
+    stopping.should_stop = [] { return true; };
+    auto stopped = store_->sources_of_each(facts, &stopping);
+    ASSERT_TRUE(stopped) << stopped.error().message;
+    EXPECT_EQ(stopping.stopped, !on_postgres());
+}
+
 TEST_P(GraphStoreTest, TiersAreCheckedAndReRegisteringUpdatesThem) {
     SourceRecord bad;
     bad.uri = "file:///bad.nt";
