@@ -29,6 +29,8 @@ constexpr int kPgMaxParameters = 65535;
 constexpr std::size_t kPgMaxFieldBytes = std::size_t{1} << 30;
 // The SQL quoted in an error message is cut to this many bytes.
 constexpr std::size_t kPgQuotedSqlBytes = 200;
+// A read transaction (TransactionKind::kRead).
+constexpr const char* kReadBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
 bool pg_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
@@ -366,13 +368,24 @@ Result<void> PgConnection::Impl::execute() {
         lengths[i] = static_cast<int>(p.value.size());
         formats[i] = p.binary ? 1 : 0;
     }
-    PGconn* connection = connection_.connection_.get();
     const int n = static_cast<int>(count);
-    PGresult* raw = name_.empty() ? PQexecParams(connection, sql_.text.c_str(), n, nullptr,
+    // PQsendQuery* when the statement carries a deferred BEGIN, PQexec* otherwise.
+    const auto send = [&](PGconn* connection) {
+        return name_.empty() ? PQsendQueryParams(connection, sql_.text.c_str(), n, nullptr,
                                                  values.data(), lengths.data(), formats.data(), 0)
-                                  : PQexecPrepared(connection, name_.c_str(), n, values.data(),
+                             : PQsendQueryPrepared(connection, name_.c_str(), n, values.data(),
                                                    lengths.data(), formats.data(), 0);
-    auto result = connection_.checked(raw, source_);
+    };
+    PGconn* connection = connection_.connection_.get();
+    auto result =
+        connection_.begin_deferred_
+            ? connection_.run_after_begin(send, source_)
+            : connection_.checked(
+                  name_.empty() ? PQexecParams(connection, sql_.text.c_str(), n, nullptr,
+                                               values.data(), lengths.data(), formats.data(), 0)
+                                : PQexecPrepared(connection, name_.c_str(), n, values.data(),
+                                                 lengths.data(), formats.data(), 0),
+                  source_);
     if (!result) return result.error();
     result_ = std::move(*result);
     rows_ = PQresultStatus(result_.get()) == PGRES_TUPLES_OK ? PQntuples(result_.get()) : 0;
@@ -546,9 +559,11 @@ PgConnection::PgConnection(Token, PgOptions options, pg_conn* connection)
 PgConnection::~PgConnection() { cached_.clear(); }
 
 Result<void> PgConnection::usable() {
+    settle();
     PGconn* connection = connection_.get();
     if (PQstatus(connection) != CONNECTION_BAD) return {};
-    if (transaction_open_) {
+    // A read transaction whose BEGIN was not sent yet lost nothing.
+    if (transaction_open_ && !begin_deferred_) {
         return unavailable(
             "the connection was lost inside a transaction, which the server rolled back; roll "
             "back before going on");
@@ -571,6 +586,64 @@ Result<void> PgConnection::usable() {
     ++generation_;
     changes_ = 0;
     return {};
+}
+
+void PgConnection::settle() noexcept {
+    if (!rollback_in_flight_) return;
+    rollback_in_flight_ = false;
+    while (PGresult* answer = PQgetResult(connection_.get())) PQclear(answer);
+}
+
+Result<PgConnection::PgResult> PgConnection::run_after_begin(
+    const std::function<int(pg_conn*)>& send, std::string_view sql) {
+    PGconn* connection = connection_.get();
+    begin_deferred_ = false;
+    if (PQenterPipelineMode(connection) != 1) {
+        // Not idle (cannot happen after usable()): the BEGIN on its own.
+        if (auto begun = checked(PQexec(connection, kReadBegin), kReadBegin); !begun) {
+            transaction_open_ = false;
+            return begun.error();
+        }
+        if (send(connection) != 1) return unavailable(libpq_message());
+        PgResult last;
+        while (PGresult* next = PQgetResult(connection)) last.reset(next);
+        return checked(last.release(), sql);
+    }
+    const bool sent =
+        PQsendQueryParams(connection, kReadBegin, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1 &&
+        send(connection) == 1 && PQpipelineSync(connection) == 1;
+    // Each query's result (a NULL after each), then the sync's; two NULLs in a row: nothing
+    // more will come (a lost connection).
+    std::vector<PgResult> results;
+    if (sent) {
+        int nulls = 0;
+        while (nulls < 2) {
+            PGresult* next = PQgetResult(connection);
+            if (next == nullptr) {
+                ++nulls;
+                continue;
+            }
+            nulls = 0;
+            if (PQresultStatus(next) == PGRES_PIPELINE_SYNC) {
+                PQclear(next);
+                break;
+            }
+            results.emplace_back(next);
+        }
+    }
+    const std::string said = sent ? std::string() : libpq_message();
+    (void)PQexitPipelineMode(connection);
+    // Without a BEGIN that succeeded there is no transaction (as when begin() fails), and the
+    // next statement may re-connect; a connection lost after it lost the transaction.
+    if (results.empty() || PQresultStatus(results[0].get()) != PGRES_COMMAND_OK) {
+        transaction_open_ = false;
+        if (!sent) return unavailable(said);
+        if (results.empty() || PQstatus(connection) == CONNECTION_BAD)
+            return unavailable("connection lost: " + libpq_message());
+        return failed(results[0].get(), kReadBegin);
+    }
+    if (results.size() != 2) return unavailable("connection lost: " + libpq_message());
+    return checked(results[1].release(), sql);
 }
 
 Result<PgConnection::PgResult> PgConnection::checked(pg_result* raw, std::string_view sql) {
@@ -634,7 +707,10 @@ std::string PgConnection::libpq_message() const {
 
 Result<void> PgConnection::exec(std::string_view sql) {
     if (auto ready = usable(); !ready) return ready;
-    const std::string text(sql);
+    // A deferred BEGIN goes first in the same simple query.
+    const std::string text =
+        begin_deferred_ ? std::string(kReadBegin) + "; " + std::string(sql) : std::string(sql);
+    begin_deferred_ = false;
     auto result = checked(PQexec(connection_.get(), text.c_str()), sql);
     if (!result) return result.error();
     note_changes(result->get());
@@ -651,6 +727,11 @@ Result<std::int64_t> PgConnection::copy_in(std::string_view target, PgCopyRows& 
     const std::string sql = "COPY " + std::string(target) + " FROM STDIN (FORMAT binary)";
     const std::string_view data = rows.finish();
     PGconn* connection = connection_.get();
+    if (begin_deferred_) {
+        begin_deferred_ = false;
+        if (auto begun = checked(PQexec(connection, kReadBegin), kReadBegin); !begun)
+            return begun.error();
+    }
     PGresult* started = PQexec(connection, sql.c_str());
     if (PQresultStatus(started) != PGRES_COPY_IN) {
         auto result = checked(started, sql);  // the error it holds (COMMAND_OK cannot come here)
@@ -706,21 +787,31 @@ Result<void> PgConnection::begin(sql::TransactionKind kind) {
         return make_error(ErrorType::kInternal,
                           options_.label + ": a transaction is already open on this connection");
     }
-    const std::string sql =
-        kind == sql::TransactionKind::kWrite
-            ? "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(" +
-                  std::to_string(options_.writer_lock_key) + ")"
-            : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+    if (kind == sql::TransactionKind::kRead) {
+        transaction_open_ = true;
+        read_only_ = true;
+        begin_deferred_ = true;
+        return {};
+    }
+    const std::string sql = "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(" +
+                            std::to_string(options_.writer_lock_key) + ")";
     auto result = checked(PQexec(connection_.get(), sql.c_str()), sql);
     if (!result) {
         rollback();
         return result.error();
     }
     transaction_open_ = true;
+    read_only_ = false;
     return {};
 }
 
 Result<void> PgConnection::commit() {
+    settle();
+    if (begin_deferred_) {  // a read transaction that read nothing: nothing to end
+        begin_deferred_ = false;
+        transaction_open_ = false;
+        return {};
+    }
     PGconn* connection = connection_.get();
     if (PQstatus(connection) == CONNECTION_BAD) {
         return unavailable("connection lost; the transaction was not committed");
@@ -744,15 +835,29 @@ Result<void> PgConnection::commit() {
 }
 
 void PgConnection::rollback() noexcept {
+    const bool read_only = read_only_;
     transaction_open_ = false;
+    read_only_ = false;
+    if (begin_deferred_) {  // nothing was sent
+        begin_deferred_ = false;
+        return;
+    }
+    settle();
     PGconn* connection = connection_.get();
     const auto status = PQtransactionStatus(connection);
-    if (status == PQTRANS_INTRANS || status == PQTRANS_INERROR)
-        PQclear(PQexec(connection, "ROLLBACK"));
+    if (status != PQTRANS_INTRANS && status != PQTRANS_INERROR) return;
+    // Ending a read has nothing to report: its answer is read before the next command
+    // (settle), not waited for here.
+    if (read_only && PQsendQuery(connection, "ROLLBACK") == 1) {
+        rollback_in_flight_ = true;
+        return;
+    }
+    PQclear(PQexec(connection, "ROLLBACK"));
 }
 
 bool PgConnection::in_transaction() const noexcept {
     if (transaction_open_) return true;
+    if (rollback_in_flight_) return false;  // the transaction ends with the ROLLBACK sent
     const auto status = PQtransactionStatus(connection_.get());
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -112,9 +113,17 @@ private:
     };
     using PgResult = std::unique_ptr<pg_result, ResultClear>;
 
-    // Ready for a call: re-connects once (PQreset) when the connection was lost, unless a
-    // transaction was open on it (its work is gone: the caller must roll back first).
+    // Ready for a call: reads the answer of a ROLLBACK sent without waiting (settle), then
+    // re-connects once (PQreset) when the connection was lost, unless a transaction was open on
+    // it (its work is gone: the caller must roll back first).
     base::Result<void> usable();
+    // Reads and drops the answer of the ROLLBACK rollback() sent without waiting, if any.
+    void settle() noexcept;
+    // The deferred BEGIN of a read transaction and the statement `send` sends (one
+    // PQsendQuery* call), in one pipeline: one round trip for both. The statement's result, or
+    // the error of the BEGIN or the statement.
+    base::Result<PgResult> run_after_begin(const std::function<int(pg_conn*)>& send,
+                                           std::string_view sql);
     // `raw` (owned from here) as a result, or the error it or the connection holds.
     base::Result<PgResult> checked(pg_result* raw, std::string_view sql);
     void note_changes(pg_result* result) noexcept;
@@ -134,6 +143,14 @@ private:
     std::int64_t changes_ = 0;
     // A transaction this connection began and has not ended (kept across a lost connection).
     bool transaction_open_ = false;
+    // The open transaction is a kRead one.
+    bool read_only_ = false;
+    // A kRead transaction's BEGIN is not sent until its first statement, which carries it (one
+    // round trip for both): a REPEATABLE READ snapshot is taken at the first statement anyway.
+    bool begin_deferred_ = false;
+    // A read transaction's ROLLBACK was sent and its answer not read yet: the server ends the
+    // transaction before anything sent after it, so nobody needs to wait for the answer.
+    bool rollback_in_flight_ = false;
     // After a failed re-connection, calls fail at once until `retry_at_` (the wait doubling from
     // kMinRetry to kMaxRetry while the server stays away), so a server that is down costs its
     // callers a quick StoreUnavailable, not a connection attempt (up to connect_timeout) each.

@@ -467,6 +467,89 @@ TEST_F(PgConnectionTest, AReadTransactionIsReadOnly) {
     EXPECT_TRUE(contains(write.error().message, "25006"));  // read_only_sql_transaction
 }
 
+// A read's BEGIN goes with its first statement and its ROLLBACK is not waited for: neither may
+// change what a read sees or what comes after it.
+TEST_F(PgConnectionTest, AReadSeesOneSnapshotAndWhatCommittedBeforeTheNextRead) {
+    ASSERT_TRUE(db_->exec("CREATE TABLE t(n bigint)"));
+    auto writer = open();
+    ASSERT_TRUE(writer) << writer.error().message;
+    const auto count = [this]() -> std::int64_t {
+        auto st = db_->prepare("SELECT count(*) FROM t");
+        if (!st) return -1;
+        auto n = st->first([](const sql::Row& row) { return row.int64(0); });
+        return n && *n ? **n : -1;
+    };
+    {
+        sql::ReadScope read(*db_);
+        EXPECT_TRUE(db_->in_transaction());
+        EXPECT_EQ(count(), 0);  // the BEGIN and this statement in one round trip
+        ASSERT_TRUE((*writer)->exec("INSERT INTO t VALUES (1)"));
+        EXPECT_EQ(count(), 0) << "one snapshot for the whole read";
+        // A prepared write inside the read transaction is refused, as exec's is.
+        auto insert = db_->prepare("INSERT INTO t VALUES (?1)");
+        ASSERT_TRUE(insert) << insert.error().message;
+        auto refused = insert->bind(1, std::int64_t{2}).run();
+        ASSERT_FALSE(refused);
+        EXPECT_TRUE(contains(refused.error().message, "25006"));
+    }
+    // The ROLLBACK is in flight: the connection is out of the transaction at once, and the next
+    // read sees the insert.
+    EXPECT_FALSE(db_->in_transaction());
+    {
+        sql::ReadScope read(*db_);
+        EXPECT_EQ(count(), 1);
+    }
+    // A read that reads nothing, rolled back or committed, sends nothing and ends.
+    {
+        sql::ReadScope idle(*db_);
+        EXPECT_TRUE(db_->in_transaction());
+    }
+    EXPECT_FALSE(db_->in_transaction());
+    auto empty = sql::Transaction::begin(*db_, TransactionKind::kRead);
+    ASSERT_TRUE(empty) << empty.error().message;
+    EXPECT_TRUE(empty->commit());
+    EXPECT_FALSE(db_->in_transaction());
+    // A write transaction right after a read's ROLLBACK, then a read's COMMIT after a statement.
+    {
+        sql::ReadScope read(*db_);
+        EXPECT_EQ(count(), 1);
+    }
+    {
+        auto tx = sql::Transaction::begin(*db_, TransactionKind::kWrite);
+        ASSERT_TRUE(tx) << tx.error().message;
+        ASSERT_TRUE(db_->exec("INSERT INTO t VALUES (3)"));
+        ASSERT_TRUE(tx->commit());
+    }
+    auto read = sql::Transaction::begin(*db_, TransactionKind::kRead);
+    ASSERT_TRUE(read) << read.error().message;
+    EXPECT_EQ(count(), 2);
+    EXPECT_TRUE(read->commit());
+    EXPECT_FALSE(db_->in_transaction());
+    EXPECT_EQ(scalar(*db_, "SELECT CAST(SUM(n) AS BIGINT) FROM t"), 4);
+}
+
+TEST_F(PgConnectionTest, AReadsFailedFirstStatementIsItsErrorAndTheConnectionGoesOn) {
+    ASSERT_TRUE(db_->exec("CREATE TABLE t(n bigint)"));
+    {
+        sql::ReadScope read(*db_);
+        auto missing = db_->prepare_once("SELECT n FROM no_such_table");
+        ASSERT_TRUE(missing) << missing.error().message;
+        auto failed = missing->run();
+        ASSERT_FALSE(failed);
+        EXPECT_EQ(failed.error().type, ErrorType::kInternal);
+        EXPECT_TRUE(contains(failed.error().message, "42P01")) << failed.error().message;
+        EXPECT_TRUE(contains(failed.error().message, "no_such_table"));
+        // The transaction is failed, as any other after a failed statement.
+        auto after = db_->exec("SELECT 1");
+        ASSERT_FALSE(after);
+        EXPECT_TRUE(contains(after.error().message, "25P02")) << after.error().message;
+    }
+    EXPECT_FALSE(db_->in_transaction());
+    ASSERT_TRUE(db_->exec("INSERT INTO t VALUES (5)"));
+    sql::ReadScope read(*db_);
+    EXPECT_EQ(scalar(*db_, "SELECT CAST(SUM(n) AS BIGINT) FROM t"), 5);
+}
+
 TEST_F(PgConnectionTest, ASecondWriterWaitsUntilTheFirstCommits) {
     ASSERT_TRUE(db_->exec("CREATE TABLE t(n bigint)"));
     auto second = open();
@@ -648,6 +731,28 @@ TEST_F(PgConnectionLossTest, AStoppedServerIsUnavailableAndTheSameConnectionServ
     ASSERT_TRUE(again) << again.error().message;
     EXPECT_TRUE(again->bind(1, std::int64_t{4}).run());
     EXPECT_EQ(scalar(*db_, "SELECT CAST(SUM(n) AS BIGINT) FROM t"), 8);
+}
+
+TEST_F(PgConnectionLossTest, AReadOnAStoppedServerIsUnavailableAndTheNextOneServesItRestarted) {
+    ASSERT_TRUE(db_->exec("INSERT INTO t VALUES (7)"));
+    {
+        sql::ReadScope read(*db_);  // a read's BEGIN waits for its first statement
+        server_->stop();
+        auto st = db_->prepare_once("SELECT count(*) FROM t");
+        ASSERT_TRUE(st) << st.error().message;
+        expect_unavailable(st->run());
+    }
+    EXPECT_FALSE(db_->in_transaction());
+    server_->start();
+    EXPECT_TRUE(test_support::wait_until(
+        [&] {
+            sql::ReadScope read(*db_);
+            auto st = db_->prepare("SELECT CAST(SUM(n) AS BIGINT) FROM t");
+            if (!st) return false;
+            auto sum = st->first([](const sql::Row& row) { return row.int64(0); });
+            return sum && *sum && **sum == 7;
+        },
+        std::chrono::milliseconds{15'000}, std::chrono::milliseconds{50}));
 }
 
 TEST_F(PgConnectionLossTest, AConnectionLostInsideATransactionIsNeverSilentlyReplaced) {
