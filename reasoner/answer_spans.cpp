@@ -2,6 +2,7 @@
 #include "reasoner/detail/answer_spans.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <unordered_set>
 
 #include "text/stopwords.hpp"
@@ -16,6 +17,7 @@ struct Word {
     std::string lower;
     bool punct_before = false;  // "(" or a quote before it
     bool punct_after = false;   // , ; : . ) or a quote after it: a name does not go on past it
+    bool possessive = false;    // written with "'s": "NBA TV's"
     std::size_t offset = 0;     // where it starts in the sentence (its punctuation included)
 };
 
@@ -35,7 +37,7 @@ bool strip_front(std::string& s, bool& stripped) {
     return false;
 }
 
-bool strip_back(std::string& s, bool& stripped) {
+bool strip_back(std::string& s, bool& stripped, bool& possessive) {
     for (std::string_view p : {"\xE2\x80\x9D", "\xE2\x80\x99", "\xE2\x80\xA6"}) {
         if (s.size() > p.size() && s.ends_with(p)) {
             s.resize(s.size() - p.size());
@@ -46,6 +48,7 @@ bool strip_back(std::string& s, bool& stripped) {
     if (s.size() > 1 && s.ends_with("'s")) {  // a possessive ends a name: "NBA TV's"
         s.resize(s.size() - 2);
         stripped = true;
+        possessive = true;
         return true;
     }
     if (!s.empty() && std::string_view("\"',;:.!?)]}*_").find(s.back()) != std::string_view::npos) {
@@ -88,7 +91,7 @@ std::vector<Word> split_words(std::string_view sentence) {
         pos = end;
         while (strip_front(w.text, w.punct_before)) {
         }
-        while (strip_back(w.text, w.punct_after)) {
+        while (strip_back(w.text, w.punct_after, w.possessive)) {
         }
         if (w.text.empty()) {
             if (!out.empty()) out.back().punct_after = true;
@@ -176,9 +179,20 @@ std::string join(const std::vector<Word>& words, std::size_t first, std::size_t 
     return out;
 }
 
+// True when every letter of `w` is upper case and it has two or more: "TV", "NFL".
+bool acronym(std::string_view w) {
+    std::size_t letters = 0;
+    for (const char c : w) {
+        if (std::islower(static_cast<unsigned char>(c))) return false;
+        letters += std::isupper(static_cast<unsigned char>(c)) ? 1 : 0;
+    }
+    return letters >= 2;
+}
+
 // A name span that reads as an adjective or a verb, not an answer: a nationality before a
-// lower-case word ("American actor"), a capitalised verb form opening the sentence ("Producing
-// 46 tornadoes"), a month alone ("every November").
+// lower-case word ("American actor"), an acronym before one ("TV executive Reg Watson", "NFL
+// team"), a capitalised verb form opening the sentence ("Producing 46 tornadoes"), a month alone
+// ("every November").
 bool reads_as_modifier(const std::vector<Word>& words, std::size_t first, std::size_t last) {
     const auto& end = words[last].lower;
     const bool next_lower = last + 1 < words.size() && !words[last].punct_after &&
@@ -190,6 +204,7 @@ bool reads_as_modifier(const std::vector<Word>& words, std::size_t first, std::s
     bool modifier = false;
     if (next_lower && (ends("an") || ends("ese") || ends("ish") || ends("ic") || ends("ine")))
         modifier = true;
+    if (next_lower && first == last && acronym(words[last].text)) modifier = true;
     if (first == 0 && first == last && (ends("ing") || ends("ed") || ends("ly"))) modifier = true;
     if (first == last && is_month(end)) modifier = true;
     return modifier;
@@ -210,8 +225,13 @@ struct SpanSet {
                         kind,
                         first > 0 ? words[first - 1].lower : std::string(),
                         words[first].punct_before || (first > 0 && words[first - 1].punct_after),
+                        false,
                         false};
-        if (kind == SpanKind::kName) span.modifier = reads_as_modifier(words, first, last);
+        if (kind == SpanKind::kName) {
+            span.modifier = reads_as_modifier(words, first, last);
+            span.owner = words[last].possessive && last + 1 < words.size() &&
+                         capitalised(words[last + 1]) && !text::is_stopword(words[last + 1].lower);
+        }
         out.push_back(std::move(span));
         for (std::size_t i = first; i <= last; ++i) used[i] = true;
     }

@@ -196,9 +196,68 @@ bool fits(const detail::AnswerSpan& span, AnswerType type) {
     return false;
 }
 
+// Class nouns that name the same kind of thing: "the same band" is answered by "girl group X".
+bool same_class(const std::string& word_stem, const std::string& class_stem) {
+    if (word_stem == class_stem) return true;
+    static const std::vector<std::set<std::string>> kinds{
+        {"band", "group"}, {"film", "movie"}, {"company", "firm"}, {"town", "city"}};
+    for (const auto& kind : kinds)
+        if (kind.contains(word_stem) && kind.contains(class_stem)) return true;
+    return false;
+}
+
+// True when the name ends in a word that makes it an organisation or a building, not a place:
+// "Stony Brook University", "National Football League" do not answer "in what city".
+bool organisation_name(std::string_view name) {
+    static const std::unordered_set<std::string_view> heads{
+        "university",  "college",    "school",      "academy",    "institute", "league",
+        "association", "company",    "corporation", "inc",        "ltd",       "group",
+        "club",        "team",       "party",       "foundation", "records",   "network",
+        "restaurant",  "steakhouse", "hotel",       "airport",    "stadium",   "church"};
+    const auto w = text::words(name);
+    return !w.empty() && heads.contains(w.back());
+}
+
+// True when sentence `s` defines the name at its start as one of the class asked: "Navvulata
+// (English: Joke) is a 1998 Telugu comedy film" for "which comedy". The class stem within a few
+// words after the first "is" / "was" of the sentence's opening.
+bool defines_as_class(const Sentence& s, const detail::AnswerSpan& span,
+                      const std::string& class_stem) {
+    if (class_stem.empty() || span.first != 0) return false;
+    constexpr std::size_t kCopulaWithin = 8;  // words from the name's end to its "is"
+    constexpr std::size_t kClassWithin = 6;   // words from "is" to the class noun
+    for (std::size_t k = span.last + 1; k < s.words.size() && k <= span.last + kCopulaWithin; ++k) {
+        const auto& w = s.words[k];
+        if (w != "is" && w != "was" && w != "are" && w != "were") continue;
+        for (std::size_t j = k + 1; j < s.words.size() && j <= k + kClassWithin; ++j)
+            if (same_class(text::stem(s.words[j]), class_stem)) return true;
+        return false;
+    }
+    return false;
+}
+
+// True when "by" comes just before the span, or before the few lower-case title words
+// before it: "directed by Gopi Chand", "created by TV executive Reg Watson".
+bool after_by(const Sentence& s, const detail::AnswerSpan& span) {
+    if (span.before == "by") return true;
+    constexpr std::size_t kTitleWords = 3;
+    for (std::size_t back = 1; back <= kTitleWords + 1 && back <= span.first; ++back) {
+        const auto& w = s.words[span.first - back];
+        if (w == "by") return back > 1;
+        if (text::is_stopword(w)) return false;
+    }
+    return false;
+}
+
 // The span of sentence `i` that best answers: of the expected type, not the question's own
 // words, near the words it shares with the question; -1 score when there is none.
-std::pair<double, std::string> best_span(const Material& m, std::size_t i) {
+struct SpanChoice {
+    double score = -1.0;
+    std::string text;
+    bool class_named = false;  // the span names the class a "which X" asks, or is defined as one
+};
+
+SpanChoice best_span(const Material& m, std::size_t i) {
     const auto& s = m.sentences[i];
     std::vector<std::size_t> matched;
     for (std::size_t k = 0; k < s.words.size(); ++k) {
@@ -210,8 +269,7 @@ std::pair<double, std::string> best_span(const Material& m, std::size_t i) {
         m.q_words.contains("die") || m.q_words.contains("died") || m.q_words.contains("death");
     const std::string class_stem =
         m.intent.class_word.empty() ? std::string() : text::stem(m.intent.class_word);
-    double best = -1.0;
-    std::string text;
+    SpanChoice best;
     std::set<std::string> seen;
     for (const auto& span : s.spans) {
         if (!fits(span, m.intent.type) || in_question(m, span.text)) continue;
@@ -220,8 +278,12 @@ std::pair<double, std::string> best_span(const Material& m, std::size_t i) {
             (span.before == "in" || span.before == "at" || span.before == "from" ||
              span.before == "near" || span.before == "to"))
             continue;
+        if (m.intent.type == AnswerType::kPlace && organisation_name(span.text)) continue;
         if (!seen.insert(normalize(span.text)).second) continue;
         double score = 1.0;
+        // "NBA TV" of "NBA TV's NBA Inside Stuff": the thing asked is the name after, unless
+        // who owns it is asked.
+        if (span.owner && m.intent.type != AnswerType::kAgent) score -= 0.3;
         std::size_t distance = s.words.size();
         for (auto k : matched) {
             const std::size_t d =
@@ -239,27 +301,27 @@ std::pair<double, std::string> best_span(const Material& m, std::size_t i) {
         }
         if (content > 0) score -= 0.2 * static_cast<double>(shared) / static_cast<double>(content);
         const auto& before = span.before;
-        if (m.intent.type == AnswerType::kAgent && before == "by") score += 0.2;
+        if (m.intent.type == AnswerType::kAgent && after_by(s, span)) score += 0.2;
         if (m.intent.type == AnswerType::kPlace &&
             (before == "in" || before == "at" || before == "near" || before == "from"))
             score += 0.2;
+        bool class_named = false;
         if (!class_stem.empty()) {
             // "Medal of Honor" for "what medal", "Senator Barnaby Joyce" for "which senator".
             for (const auto& w : span_words)
-                if (text::stem(w) == class_stem) score += 0.3;
-            if (text::stem(before) == class_stem) score += 0.3;  // also 'the song "…"'
+                if (text::stem(w) == class_stem) class_named = true;
+            if (text::stem(before) == class_stem) class_named = true;  // also 'the song "…"'
+            if (defines_as_class(s, span, class_stem)) class_named = true;
+            if (class_named) score += 0.3;
         }
         // Of two candidates alike, the fuller: "Salt and Rain" over "Salt".
         score += 0.01 * static_cast<double>(std::min<std::size_t>(span.last - span.first, 5));
         // "(October 31, 1887 – April 5, 1975)": a death date is the second of the two.
         if (death && m.intent.type == AnswerType::kTime)
             score += 0.01 * static_cast<double>(span.first);
-        if (score > best) {
-            best = score;
-            text = span.text;
-        }
+        if (score > best.score) best = SpanChoice{score, span.text, class_named};
     }
-    return {best, text};
+    return best;
 }
 
 // The sentences that speak of `entity`: those of the chunks it is the title of (first
@@ -377,12 +439,60 @@ std::vector<std::string> choice_options(std::string_view question) {
     return {left, right};
 }
 
+// The question without the years and capitalised words between its "which" / "what" and a
+// lower-case noun: "Which 1988 Telugu comedy produced by …" -> "Which comedy produced by …" (a
+// year or a name there modifies the class asked, it is not the class). Empty when there are
+// none.
+std::string without_class_modifiers(std::string_view question) {
+    std::vector<std::string_view> raw;
+    for (std::size_t pos = 0; pos < question.size();) {
+        while (pos < question.size() && question[pos] == ' ') ++pos;
+        std::size_t end = pos;
+        while (end < question.size() && question[end] != ' ') ++end;
+        if (end > pos) raw.push_back(question.substr(pos, end - pos));
+        pos = end;
+    }
+    std::size_t wh = raw.size();
+    for (std::size_t k = 0; k < raw.size() && wh == raw.size(); ++k) {
+        const auto w = lower(raw[k]);
+        if (w == "which" || w == "what") wh = k;
+    }
+    const auto modifier = [](std::string_view w) {
+        const auto c = static_cast<unsigned char>(w.front());
+        const bool plain = std::all_of(w.begin(), w.end(), [](char x) {
+            return std::isalnum(static_cast<unsigned char>(x)) || x == '-';
+        });
+        return plain && (std::isdigit(c) || std::isupper(c));
+    };
+    std::size_t j = wh + 1;
+    while (j < raw.size() && modifier(raw[j])) ++j;
+    if (wh == raw.size() || j == wh + 1 || j >= raw.size() ||
+        !std::islower(static_cast<unsigned char>(raw[j].front())) ||
+        text::is_stopword(lower(raw[j])))
+        return {};
+    std::string out;
+    for (std::size_t k = 0; k < raw.size(); ++k) {
+        if (k > wh && k < j) continue;
+        if (!out.empty()) out += ' ';
+        out += raw[k];
+    }
+    return out;
+}
+
 // The question as the document writer reads it: a yes/no question may follow a statement ("X
 // has an OBE. Does Y also have one?"), and a long question that does not open with its question
 // word asks what its last one asks ("…, Chiang Kai-shek, who died on which date?").
 QuestionIntent document_intent(std::string_view question) {
     QuestionIntent intent = question_intent(question);
     if (intent.type == AnswerType::kYesNo) return intent;
+    if (const auto plain = without_class_modifiers(question); !plain.empty()) {
+        const auto asked = question_intent(plain);
+        if (asked.type == AnswerType::kClass || asked.type == AnswerType::kTime ||
+            asked.type == AnswerType::kPlace) {
+            intent.type = asked.type;
+            intent.class_word = asked.class_word;
+        }
+    }
     std::string_view q = question;
     while (!q.empty() && (q.back() == '?' || q.back() == ' ')) q.remove_suffix(1);
     const auto stop = q.rfind(". ");
@@ -458,16 +568,6 @@ std::optional<Decision> decide_choice(const Material& m, const std::vector<TextC
     const auto& lose = first_wins ? b : a;
     return Decision{first_wins ? options[0] : options[1],
                     {win.sentences.front(), lose.sentences.front()}};
-}
-
-// Class nouns that name the same kind of thing: "the same band" is answered by "girl group X".
-bool same_class(const std::string& word_stem, const std::string& class_stem) {
-    if (word_stem == class_stem) return true;
-    static const std::vector<std::set<std::string>> kinds{
-        {"band", "group"}, {"film", "movie"}, {"company", "firm"}, {"town", "city"}};
-    for (const auto& kind : kinds)
-        if (kind.contains(word_stem) && kind.contains(class_stem)) return true;
-    return false;
 }
 
 // Name spans next to `class_word` in the sentence ("Jiangsu province", "the band Alphaville",
@@ -652,6 +752,23 @@ std::vector<double> lexical_scores(const Material& m, const std::vector<TextChun
     return score;
 }
 
+// False when `answer` is a third thing for an either-or question whose evidence did not decide
+// it ("Which plant is larger, the Pterocarya or the Cotula?" is not answered "Cryptantha"): the
+// answer is one of the two, and a guess between them is no answer. True for any other question.
+bool names_an_option(const Material& m, const std::vector<TextChunk>& chunks,
+                     std::string_view question, std::string_view answer) {
+    if (answer.empty() || m.intent.type == AnswerType::kYesNo) return true;
+    const auto options = choice_options(question);
+    if (options.size() != 2) return true;
+    if (evidence_for(m, chunks, options[0]).sentences.empty() ||
+        evidence_for(m, chunks, options[1]).sentences.empty())
+        return true;  // not two things the documents speak of: not an either-or
+    const auto said = " " + normalize(answer) + " ";
+    for (const auto& option : options)
+        if (mentions(said, normalize(option))) return true;
+    return false;
+}
+
 // The sentences that must come first, in order, and the short answer they give.
 struct Lead {
     std::vector<std::size_t> sentences;
@@ -761,16 +878,19 @@ Lead best_answer_lead(const Material& m, const std::vector<TextChunk>& chunks) {
     std::string answer_span;
     for (std::size_t i = 0; i < sentences.size(); ++i) {
         auto [a, from] = bridged_score(m, chunks, steps, best_single, i);
-        const auto [fit, span] = best_span(m, i);
+        const SpanChoice choice = best_span(m, i);
+        const double fit = choice.score;
         // The expected type counts in proportion to how well the sentence matches, so a
-        // stray date in an unrelated sentence does not lead.
+        // stray date in an unrelated sentence does not lead; a name of the very class asked
+        // ("the Medal of Honor" for "what medal") counts more than any name.
         if (fit > 0.0 && m.intent.type != AnswerType::kAny)
-            a += (0.25 + 0.15 * std::min(1.5, fit)) * relevance(a);
+            a += (0.25 + 0.15 * std::min(1.5, fit) + (choice.class_named ? 0.1 : 0.0)) *
+                 relevance(a);
         if (a > answer_score) {
             answer_score = a;
             answer = i;
             answer_bridged_from = from;
-            answer_span = span;
+            answer_span = choice.text;
         }
     }
     Lead lead;
@@ -875,7 +995,8 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(std::string_view question,
     m.lexical = lexical_scores(m, chunks, question);
     // A decision always names the sentences it rests on.
     std::optional<Lead> decided = decided_lead(m, chunks, question);
-    const Lead lead = decided ? std::move(*decided) : best_answer_lead(m, chunks);
+    Lead lead = decided ? std::move(*decided) : best_answer_lead(m, chunks);
+    if (!decided && !names_an_option(m, chunks, question, lead.answer)) lead.answer.clear();
     return quote_sentences(m, chunks, lead, pick_sentences(m, lead.sentences));
 }
 

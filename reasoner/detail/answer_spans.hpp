@@ -23,6 +23,9 @@ struct AnswerSpan {
     std::string before;  // the lower-case word just before it ("by", "in"); empty at the start
     bool punct_before = false;  // punctuation between it and the word before ("province, China")
     bool modifier = false;      // reads as an adjective: "American actor", "South Korean group"
+    // The owner of the name written after it: "NBA TV" in "NBA TV's NBA Inside Stuff" (of a
+    // "what show" question, the show is the name after; of a "who", the owner may be asked).
+    bool owner = false;
 };
 
 // The sentence's words (whitespace-separated, punctuation stripped), lower-case: the positions

@@ -189,6 +189,84 @@ TEST(DocumentAnswerTest, AQuotedTitleIsTheShortAnswerWholeAndOnOneLine) {
     expect_well_formed(a, chunks);
 }
 
+TEST(AnswerSpansTest, AnAcronymBeforeALowerCaseNounModifiesTheNameAfterIt) {
+    const auto spans = detail::answer_spans("It was created by TV executive Orla Venn in 1985.");
+    ASSERT_GE(spans.size(), 2u);
+    EXPECT_EQ(spans[0].text, "TV");
+    EXPECT_TRUE(spans[0].modifier);
+    EXPECT_EQ(spans[1].text, "Orla Venn");
+    EXPECT_FALSE(spans[1].modifier);
+}
+
+TEST(AnswerSpansTest, APossessiveNameBeforeANameIsItsOwner) {
+    const auto spans = detail::answer_spans("He hosts Harbor TV's Tidewater Hour every week.");
+    ASSERT_GE(spans.size(), 2u);
+    EXPECT_EQ(spans[0].text, "Harbor TV");
+    EXPECT_TRUE(spans[0].owner);
+    EXPECT_EQ(spans[1].text, "Tidewater Hour");
+    EXPECT_FALSE(spans[1].owner);
+}
+
+TEST(DocumentAnswerTest, WhoIsAnsweredByTheNameAfterByAndItsTitleWords) {
+    // Regression: "created by TV executive X" was answered "TV" (the acronym took "by").
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Saltmarsh Lane was created by TV executive Orla Venn for the Corvo network.",
+         "Saltmarsh Lane"}};
+    const auto a = m.answer_from_chunks("Who created Saltmarsh Lane?", chunks);
+    EXPECT_EQ(a.answer, "Orla Venn");
+    expect_well_formed(a, chunks);
+}
+
+TEST(DocumentAnswerTest, WhatShowIsTheNameAfterItsOwner) {
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Dara Quell is a retired sailor and the host of Harbor TV's Tidewater Hour.",
+         "Dara Quell"}};
+    const auto a = m.answer_from_chunks("What show does Dara Quell host?", chunks);
+    EXPECT_EQ(a.answer, "Tidewater Hour");
+    expect_well_formed(a, chunks);
+}
+
+TEST(DocumentAnswerTest, AWhichQuestionIsAnsweredByTheNameDefinedAsItsClass) {
+    // "Which 1990 Norland comedy …": the year and the capitalised word modify the class, the
+    // class is "comedy"; the film defined as one answers, not the studio beside it.
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1",
+         "Pell Street (English: The Road) is a 1990 Norland comedy film, produced by Ivo Brand on "
+         "Corvo Films Ltd banner and directed by Ana Sild.",
+         "Pell Street"}};
+    const auto a =
+        m.answer_from_chunks("Which 1990 Norland comedy was produced by Ivo Brand?", chunks);
+    EXPECT_EQ(a.answer, "Pell Street");
+    expect_well_formed(a, chunks);
+}
+
+TEST(DocumentAnswerTest, AnOrganisationDoesNotAnswerWhere) {
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Tomas Reuel is the head rowing coach at Marrow Bay University.", "Tomas Reuel"}};
+    const auto a = m.answer_from_chunks("In which city does Tomas Reuel coach rowing?", chunks);
+    EXPECT_EQ(a.answer, "");
+    expect_well_formed(a, chunks);
+}
+
+TEST(DocumentAnswerTest, AnUndecidedEitherOrIsNotAnsweredWithAThirdName) {
+    // Regression: "Which plant is larger, A or B?" with nothing to compare was answered with
+    // another name of the sentences.
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Velloria marsh is a species of flowering plant known as Orren's bell.", "Velloria"},
+        {"c2", "Tansel is a genus of flowering plant in the daisy family.", "Tansel"},
+    };
+    const auto a =
+        m.answer_from_chunks("Which plant is larger, the Velloria or the Tansel?", chunks);
+    EXPECT_EQ(a.answer, "");
+    ASSERT_FALSE(a.sentences.empty());
+    expect_well_formed(a, chunks);
+}
+
 const std::vector<TextChunk>& harbours() {
     static const std::vector<TextChunk> chunks{
         {"c1", "Brell Harbour is a fishing port in Kessa province on the Norland coast.",
