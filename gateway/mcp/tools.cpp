@@ -106,7 +106,8 @@ json resolve_intent_output() {
            {"items", {{"type", "object"}}},
            {"description",
             "Sources that disagree on a single-valued fact the answer states: subject, "
-            "predicate, stated, rival, stated_sources, rival_sources."}}},
+            "predicate, stated, rival, stated_sources, rival_sources, and the steps that kept "
+            "each value (stated_selection, rival_selection)."}}},
          {"completeness",
           {{"type", {"object", "null"}},
            {"description",
