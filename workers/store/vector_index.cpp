@@ -164,6 +164,20 @@ namespace detail {
 
 using Graph = hnswlib::HierarchicalNSW<float>;
 
+// The live vectors of a graph that are mostly zeros, by dimension (posting lists): for each
+// dimension, the internal id and value of every such vector nonzero there. The hashing embedder's
+// vectors have ~15 nonzero of 384 numbers, so a scan that walks the lists of a query's nonzero
+// dimensions touches ~1/25 of what a dense scan reads. Vectors with more nonzeros are scanned
+// densely beside the lists.
+struct SparseLists {
+    std::uint64_t generation = 0;      // HnswState::generation when built
+    std::vector<std::uint32_t> start;  // dim + 1 offsets into ids and values
+    std::vector<std::uint32_t> ids;
+    std::vector<float> values;
+    std::vector<std::uint32_t> listed;  // the live ids in the lists (ascending)
+    std::vector<std::uint32_t> dense;   // the live ids scanned densely (ascending)
+};
+
 struct HnswState {
     std::uint32_t dim = 0;
     std::string model;
@@ -175,6 +189,11 @@ struct HnswState {
     std::unique_ptr<Graph> graph;
     std::atomic<bool> dirty{false};
     VectorIndexCounters counters;
+    // Bumped by every change of the graph (apply()); the scan's sparse lists name the
+    // generation they were built from and are rebuilt when it moved.
+    std::uint64_t generation = 0;
+    mutable std::mutex lists_mutex;
+    mutable std::shared_ptr<const SparseLists> lists;  // null until a scan needs them
 };
 
 }  // namespace detail
@@ -183,6 +202,7 @@ namespace {
 
 using detail::Graph;
 using detail::HnswState;
+using detail::SparseLists;
 
 // Below this many rows a batch is inserted on the calling thread.
 constexpr std::size_t kParallelInsertMin = 2'048;
@@ -358,7 +378,10 @@ void apply(HnswState& state, const Changes& changes, std::size_t threads) {
     }
     reserve(graph, added);
     insert_rows(graph, changes.keys, changes.vectors.data(), state.dim, threads);
-    if (!changes.removed.empty() || !changes.keys.empty()) state.dirty = true;
+    if (!changes.removed.empty() || !changes.keys.empty()) {
+        state.dirty = true;
+        ++state.generation;
+    }
 }
 
 // ---- file I/O --------------------------------------------------------------------------------
@@ -917,53 +940,164 @@ Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
 
 namespace {
 
+// Per query, the k least (distance 1 - cosine, key) pairs offered so far, as a max-heap: the k a
+// sort of every pair would keep (keys are distinct, so the order is total, and the order of the
+// offers does not matter), in k entries per query instead of one per vector.
+class NearestK {
+public:
+    NearestK(std::size_t queries, std::size_t k)
+        : capacity_(k), heaps_(queries * k), held_(queries, 0) {}
+
+    void offer(std::size_t q, float distance, std::int64_t key) {
+        const Scored scored{distance, key};
+        Scored* heap = heaps_.data() + q * capacity_;
+        std::size_t& n = held_[q];
+        if (n < capacity_) {
+            heap[n++] = scored;
+            std::push_heap(heap, heap + n);
+        } else if (scored < heap[0]) {
+            std::pop_heap(heap, heap + n);
+            heap[n - 1] = scored;
+            std::push_heap(heap, heap + n);
+        }
+    }
+    // Whether offer(q, distance, key) could change the answer of q.
+    bool wants(std::size_t q, float distance, std::int64_t key) const {
+        return held_[q] < capacity_ || Scored{distance, key} < heaps_[q * capacity_];
+    }
+
+    std::vector<std::vector<VectorMatch>> take() {
+        std::vector<std::vector<VectorMatch>> out(held_.size());
+        for (std::size_t q = 0; q < held_.size(); ++q) {
+            Scored* heap = heaps_.data() + q * capacity_;
+            std::sort_heap(heap, heap + held_[q]);
+            out[q].resize(held_[q]);
+            for (std::size_t i = 0; i < held_[q]; ++i)
+                out[q][i] = VectorMatch{heap[i].second, 1.0f - heap[i].first};
+        }
+        return out;
+    }
+
+private:
+    using Scored = std::pair<float, std::int64_t>;
+    std::size_t capacity_;
+    std::vector<Scored> heaps_;
+    std::vector<std::size_t> held_;
+};
+
+#if defined(__x86_64__) && !defined(NO_MANUAL_VECTORIZATION)
+// A vector goes in the sparse lists when at most this share of its numbers (1 in 4) is nonzero.
+constexpr std::size_t kListedMaxShare = 4;
+
+std::shared_ptr<const SparseLists> build_lists(const HnswState& state) {
+    const Graph& graph = *state.graph;
+    const std::size_t dim = state.dim;
+    auto lists = std::make_shared<SparseLists>();
+    lists->generation = state.generation;
+    lists->start.assign(dim + 1, 0);
+    for (std::size_t i = 0; i < graph.cur_element_count; ++i) {
+        const auto id = static_cast<hnswlib::tableint>(i);
+        if (graph.isMarkedDeleted(id)) continue;
+        const auto* v = reinterpret_cast<const float*>(graph.getDataByInternalId(id));
+        const auto nonzero =
+            static_cast<std::size_t>(std::count_if(v, v + dim, [](float x) { return x != 0.0f; }));
+        if (nonzero * kListedMaxShare > dim) {
+            lists->dense.push_back(static_cast<std::uint32_t>(i));
+            continue;
+        }
+        lists->listed.push_back(static_cast<std::uint32_t>(i));
+        for (std::size_t d = 0; d < dim; ++d) lists->start[d + 1] += v[d] != 0.0f ? 1 : 0;
+    }
+    for (std::size_t d = 0; d < dim; ++d) lists->start[d + 1] += lists->start[d];
+    lists->ids.resize(lists->start[dim]);
+    lists->values.resize(lists->start[dim]);
+    std::vector<std::uint32_t> next(lists->start.begin(), lists->start.end() - 1);
+    for (const std::uint32_t i : lists->listed) {  // ascending ids within each list
+        const auto* v = reinterpret_cast<const float*>(graph.getDataByInternalId(i));
+        for (std::size_t d = 0; d < dim; ++d) {
+            if (v[d] == 0.0f) continue;
+            lists->ids[next[d]] = i;
+            lists->values[next[d]++] = v[d];
+        }
+    }
+    return lists;
+}
+
+// The graph's current lists (built by the first scan after a change; the caller holds the graph
+// shared, so no change runs meanwhile).
+std::shared_ptr<const SparseLists> current_lists(const HnswState& state) {
+    const std::lock_guard lock(state.lists_mutex);
+    if (!state.lists || state.lists->generation != state.generation)
+        state.lists = build_lists(state);
+    return state.lists;
+}
+
+// The scan through the lists, each listed vector's dot product with the query summed by fused
+// multiply-adds over the dimensions where both are nonzero, in ascending dimension (a listed
+// vector the query shares no dimension with is at distance exactly 1); the dense vectors are
+// scored by the dense kernel. The sums are exact to the last bits of float rounding but not
+// the dense kernel's very floats (its sixteen partial sums are added in another order): every
+// search at this size takes this path, alone or with other queries, so they agree.
+__attribute__((target("avx2,fma"))) void scan_lists(const HnswState& state,
+                                                    const SparseLists& lists,
+                                                    std::span<const float* const> queries,
+                                                    NearestK& nearest) {
+    const Graph& graph = *state.graph;
+    const std::size_t dim = state.dim;
+    std::vector<float> dots(graph.cur_element_count);
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+        const float* query = queries[q];
+        std::fill(dots.begin(), dots.end(), 0.0f);
+        for (std::size_t d = 0; d < dim; ++d) {
+            const float x = query[d];
+            if (x == 0.0f) continue;
+            for (std::uint32_t j = lists.start[d]; j < lists.start[d + 1]; ++j) {
+                float& dot = dots[lists.ids[j]];
+                dot = __builtin_fmaf(x, lists.values[j], dot);
+            }
+        }
+        for (const std::uint32_t id : lists.listed)
+            nearest.offer(q, 1.0f - dots[id], key_of(graph.getExternalLabel(id)));
+        for (const std::uint32_t id : lists.dense) {
+            nearest.offer(q,
+                          inner_product_distance_avx2(query, graph.getDataByInternalId(id), &dim),
+                          key_of(graph.getExternalLabel(id)));
+        }
+    }
+}
+#endif
+
 // The k nearest of every live vector for each query, by one scan: best first, equal scores in
 // key order. Each vector is compared with every query while it is in cache (the scan reads
 // megabytes: once for all queries, not once per query); each distance is the one a scan for
-// that query alone computes.
+// that query alone computes. With `sparse` (VectorIndexOptions::sparse_scan), on CPUs with the
+// AVX2 kernel, the mostly-zero vectors are scored through their lists instead (scan_lists).
 std::vector<std::vector<VectorMatch>> exact_scan(const HnswState& state,
                                                  std::span<const float* const> queries,
-                                                 std::size_t k) {
+                                                 std::size_t k, bool sparse) {
     const Graph& graph = *state.graph;
     const auto distance = state.space->get_dist_func();
     void* const param = state.space->get_dist_func_param();
-    // Per query, the k least (distance 1 - cosine, key) pairs so far as a max-heap: the k a
-    // sort of every pair would keep (keys are distinct, so the order is total), in k entries
-    // per query instead of one per vector.
-    using Scored = std::pair<float, std::int64_t>;
-    const std::size_t capacity = std::min<std::size_t>(k, graph.cur_element_count);
-    std::vector<Scored> heaps(queries.size() * capacity);
-    std::vector<std::size_t> held(queries.size(), 0);
+    NearestK nearest(queries.size(), std::min<std::size_t>(k, graph.cur_element_count));
+    if (std::min<std::size_t>(k, graph.cur_element_count) == 0) return nearest.take();
+#if defined(__x86_64__) && !defined(NO_MANUAL_VECTORIZATION)
+    if (sparse && distance == inner_product_distance_avx2) {
+        scan_lists(state, *current_lists(state), queries, nearest);
+        return nearest.take();
+    }
+#else
+    (void)sparse;
+#endif
     std::vector<float> distances(queries.size());
-    for (std::size_t i = 0; i < graph.cur_element_count && capacity != 0; ++i) {
+    for (std::size_t i = 0; i < graph.cur_element_count; ++i) {
         const auto id = static_cast<hnswlib::tableint>(i);
         if (graph.isMarkedDeleted(id)) continue;
         const void* data = graph.getDataByInternalId(id);
         const std::int64_t key = key_of(graph.getExternalLabel(id));
         distances_to(distance, param, queries, data, distances.data());
-        for (std::size_t q = 0; q < queries.size(); ++q) {
-            const Scored scored{distances[q], key};
-            Scored* heap = heaps.data() + q * capacity;
-            std::size_t& n = held[q];
-            if (n < capacity) {
-                heap[n++] = scored;
-                std::push_heap(heap, heap + n);
-            } else if (scored < heap[0]) {
-                std::pop_heap(heap, heap + n);
-                heap[n - 1] = scored;
-                std::push_heap(heap, heap + n);
-            }
-        }
+        for (std::size_t q = 0; q < queries.size(); ++q) nearest.offer(q, distances[q], key);
     }
-    std::vector<std::vector<VectorMatch>> out(queries.size());
-    for (std::size_t q = 0; q < queries.size(); ++q) {
-        Scored* heap = heaps.data() + q * capacity;
-        std::sort_heap(heap, heap + held[q]);
-        out[q].resize(held[q]);
-        for (std::size_t i = 0; i < held[q]; ++i)
-            out[q][i] = VectorMatch{heap[i].second, 1.0f - heap[i].first};
-    }
-    return out;
+    return nearest.take();
 }
 
 }  // namespace
@@ -990,7 +1124,9 @@ Result<std::vector<VectorMatch>> VectorIndex::search_impl(std::span<const T> que
     }
     if (state.live <= options_.exact_scan_max) {
         const float* one = normalised.data();
-        return std::move(exact_scan(state, std::span<const float* const>(&one, 1), k).front());
+        return std::move(
+            exact_scan(state, std::span<const float* const>(&one, 1), k, options_.sparse_scan)
+                .front());
     }
     try {
         auto found = state.graph->searchKnn(normalised.data(), std::min(k, state.live));
@@ -1043,7 +1179,8 @@ Result<std::vector<std::vector<VectorMatch>>> VectorIndex::search_each(
                 if (detail::normalise_into(query, into)) break;
                 pointers.push_back(into);
             }
-            if (pointers.size() == queries.size()) return exact_scan(state, pointers, k);
+            if (pointers.size() == queries.size())
+                return exact_scan(state, pointers, k, options_.sparse_scan);
         }
     }
     // Not scanned, or a query search() refuses: one search per query gives its answer or error.

@@ -315,6 +315,81 @@ TEST_P(VectorIndexTest, TheExactScanOrdersEqualScoresByKeyForEveryK) {
     }
 }
 
+// Vectors mostly zeros, as the hashing embedder's (2 to 12 nonzero, signed, of `dim`), then
+// `dense` fully dense ones.
+Vectors sparse_vectors(std::size_t count, std::size_t dense, std::size_t dim, std::uint64_t seed) {
+    std::mt19937_64 random(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_int_distribution<std::size_t> nonzero(2, 12);
+    std::uniform_int_distribution<std::size_t> position(0, dim - 1);
+    Vectors out(count, std::vector<float>(dim, 0.0f));
+    for (auto& v : out) {
+        for (std::size_t n = nonzero(random); n > 0; --n) v[position(random)] = normal(random);
+    }
+    for (auto& v : random_vectors(dense, dim, seed + 1)) out.push_back(std::move(v));
+    return out;
+}
+
+// The scan through the sparse lists (issue 33) answers every query with the dense scan's keys,
+// and scores equal to float rounding: mostly-zero vectors beside dense ones, a removed key,
+// queries sparse, dense and sharing no dimension with some vectors (which then sit at score 0,
+// in key order), every k from one past the live count; one index scans by the lists, one over
+// the same rows reads every number. A query alone gets the very floats it gets among others.
+TEST_P(VectorIndexTest, TheSparseScanFindsTheDenseScansNeighbours) {
+    constexpr std::size_t kDim = 72;
+    const auto data = sparse_vectors(240, 20, kDim, 21);
+    auto listed = open_index();
+    ASSERT_TRUE(listed->add(key_range(500, data.size()), data, "m"));
+    ASSERT_TRUE(listed->remove(std::vector<std::int64_t>{503, 640}));
+    auto dense_options = small_options();
+    dense_options.sparse_scan = false;
+    auto dense = open_index(dense_options);
+    ASSERT_EQ(dense->size(), listed->size());
+    std::vector<std::vector<double>> queries;
+    for (const auto& q : sparse_vectors(8, 3, kDim, 22)) queries.emplace_back(q.begin(), q.end());
+    std::vector<double> one_dimension(kDim, 0.0);
+    one_dimension[17] = 1.0;
+    queries.push_back(one_dimension);
+    for (const std::size_t k :
+         {std::size_t{1}, std::size_t{7}, std::size_t{60}, std::size_t{258}, std::size_t{400}}) {
+        auto by_lists = listed->search_each(queries, k);
+        auto by_numbers = dense->search_each(queries, k);
+        ASSERT_TRUE(by_lists) << by_lists.error().message;
+        ASSERT_TRUE(by_numbers) << by_numbers.error().message;
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+            const auto& a = (*by_lists)[q];
+            const auto& b = (*by_numbers)[q];
+            ASSERT_EQ(a.size(), std::min<std::size_t>(k, 258)) << k << " " << q;
+            ASSERT_EQ(a.size(), b.size()) << k << " " << q;
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                EXPECT_EQ(a[i].key, b[i].key) << k << " " << q << " " << i;
+                EXPECT_NEAR(a[i].score, b[i].score, 1e-6) << k << " " << q << " " << i;
+            }
+        }
+        auto alone = listed->search(std::span<const double>(queries[0]), k);
+        ASSERT_TRUE(alone);
+        EXPECT_EQ(*alone, (*by_lists)[0]) << k;
+    }
+    // The lists follow changes: a vector added, one replaced and one removed after a scan.
+    const auto more = sparse_vectors(2, 0, kDim, 23);
+    for (auto* index : {listed.get(), dense.get()}) {
+        ASSERT_TRUE(index->add(std::vector<std::int64_t>{900, 510}, more, "m"));
+        ASSERT_TRUE(index->remove(std::vector<std::int64_t>{511}));
+    }
+    auto after_lists = listed->search_each(queries, 258);
+    auto after_numbers = dense->search_each(queries, 258);
+    ASSERT_TRUE(after_lists && after_numbers);
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+        EXPECT_EQ(keys_of((*after_lists)[q]), keys_of((*after_numbers)[q])) << q;
+    }
+    for (const auto& matches : *after_lists) {
+        EXPECT_TRUE(std::any_of(matches.begin(), matches.end(),
+                                [](const VectorMatch& m) { return m.key == 900; }));
+        EXPECT_TRUE(std::none_of(matches.begin(), matches.end(),
+                                 [](const VectorMatch& m) { return m.key == 511; }));
+    }
+}
+
 TEST_P(VectorIndexTest, StoresUnitVectorsInTheDatabase) {
     auto index = open_index();
     ASSERT_TRUE(index->add(std::vector<std::int64_t>{7}, Vectors{{0, 3, 4}}, "m"));
