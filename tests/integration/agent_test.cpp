@@ -369,6 +369,11 @@ TEST_F(AgentTest, AGraphRagAnswerADocumentDisputesIsReportedAndTheRouterConclude
             rag_answer || (f.value("name", "") == "rag_answer" && f.value("value", 0.0) == 1.0);
     EXPECT_TRUE(rag_answer) << "still graph RAG's answer after the check: "
                             << final["evidence"].dump();
+    double iterations = 0.0;
+    for (const auto& f : final["evidence"])
+        if (f.value("name", "") == "iterations") iterations = f.value("value", 0.0);
+    EXPECT_EQ(iterations, 2.0) << "the documents' check is not a step toward the answer: "
+                               << final["evidence"].dump();
 
     const TraceGraph graph(a.run.explains);
     const auto conclusion = schema::iri(rag::step_uris(a.run).back());
