@@ -505,24 +505,29 @@ Result<void> TermDictionary::prefetch_terms(std::span<const std::int64_t> ids) {
     return st->each([&](const storage::sql::Row& row) {
         std::string value(row.text(2));
         std::string qualifier(row.text(3));
+        std::optional<Term> term;
         switch (row.int64(1)) {
             case StoredKind::kIri:
-                decoded_.put(row.int64(0), Term(schema::Iri{std::move(value)}));
+                term = Term(schema::Iri{std::move(value)});
                 break;
             case StoredKind::kBlank:
-                decoded_.put(row.int64(0), Term(schema::BlankNode{std::move(value)}));
+                term = Term(schema::BlankNode{std::move(value)});
                 break;
             case StoredKind::kTypedLiteral:
-                decoded_.put(row.int64(0),
-                             Term(schema::Literal{std::move(value), std::move(qualifier), {}}));
+                term = Term(schema::Literal{std::move(value), std::move(qualifier), {}});
                 break;
             case StoredKind::kLangLiteral:
-                decoded_.put(row.int64(0),
-                             Term(schema::Literal{std::move(value), {}, std::move(qualifier)}));
+                term = Term(schema::Literal{std::move(value), {}, std::move(qualifier)});
                 break;
             default:  // quoted triples: decode() reads their parts
-                break;
+                return;
         }
+        // The id of the term too: a term read here is often asked about next (the next hop's
+        // patterns, the sources of the facts found), and ids are never reused.
+        encode_simple(*term, key_buffer_);
+        term_ids_.put(key_buffer_, static_cast<std::uint64_t>(detail::key_hash(key_buffer_)),
+                      row.int64(0));
+        decoded_.put(row.int64(0), std::move(*term));
     });
 }
 

@@ -135,8 +135,9 @@ public:
     // each. Does nothing on SQLite (a lookup there costs microseconds) or while not caching.
     base::Result<void> prefetch_ids(std::span<const schema::Term* const> terms);
     // PostgreSQL: puts the terms of these ids (0 and repeats allowed) that the decode cache lacks
-    // into it, read by one statement, so that decode() needs no round trip each. Quoted triples'
-    // parts are decoded as usual. Nothing on SQLite or while not caching.
+    // into it (and their ids into the term cache), read by one statement, so that decode() and
+    // lookup_id() of them need no round trip each. Quoted triples' parts are decoded as usual.
+    // Nothing on SQLite or while not caching.
     base::Result<void> prefetch_terms(std::span<const std::int64_t> ids);
 
     // At the start of the store's own write transaction: brings the known-hash set up to date
