@@ -238,13 +238,19 @@ Result<void> merge_sqlite_uses(Connection& db, std::int64_t session,
     }
     std::string list;
     for (const auto& t : terms) list.append(list.empty() ? "" : " ").append(t);
-    auto insert = db.prepare("INSERT INTO run_uses(doc, session, terms) VALUES(?1 << " +
-                             std::to_string(kDocBits) + ", ?1, ?2)");
-    if (!insert) return insert.error();
-    insert->bind(1, session).bind(2, std::string_view{list});
-    auto r = insert->run();
-    insert->reset();
-    return r;
+    // The row and its full-text row (no trigger writes it: trace_store.cpp, kSearchTable).
+    for (const char* sql : {"INSERT INTO run_uses(doc, session, terms) VALUES(?1 << ?3, ?1, ?2)",
+                            "INSERT INTO run_uses_search(rowid, terms) VALUES(?1 << ?3, ?2)"}) {
+        auto insert = db.prepare(sql);
+        if (!insert) return insert.error();
+        insert->bind(1, session)
+            .bind(2, std::string_view{list})
+            .bind(3, static_cast<std::int64_t>(kDocBits));
+        auto r = insert->run();
+        insert->reset();
+        if (!r) return r;
+    }
+    return {};
 }
 
 // What a batch saw `session` use, kept as this backend keeps it: SQLite, FTS5 terms in the run's
@@ -267,7 +273,40 @@ Result<void> insert_uses(Connection& db, std::int64_t session,
     return r;
 }
 
+// SQLite: the run's text and its full-text row (run_text_search, which no trigger keeps: the
+// old text's row deleted, the whole new text's added).
+Result<void> write_sqlite_run_text(Connection& db, std::int64_t session, const std::string& text) {
+    auto read = db.prepare("SELECT body FROM run_text WHERE session = ?1");
+    if (!read) return read.error();
+    read->bind(1, session);
+    auto old = read->first([](const Row& row) { return std::string(row.text(0)); });
+    read->reset();
+    if (!old) return old.error();
+    const auto run = [&](const std::string& sql, std::string_view body) -> Result<void> {
+        auto write = db.prepare(sql);
+        if (!write) return write.error();
+        write->bind(1, session).bind(2, body);
+        auto r = write->run();
+        write->reset();
+        return r;
+    };
+    const std::string body = *old ? **old + " " + text : text;
+    if (*old) {
+        if (auto r = run("UPDATE run_text SET body = ?2 WHERE session = ?1", body); !r) return r;
+        if (auto r = run("INSERT INTO run_text_search(run_text_search, rowid, body) "
+                         "VALUES('delete', ?1, ?2)",
+                         **old);
+            !r)
+            return r;
+    } else if (auto r = run("INSERT INTO run_text(session, body) VALUES(?1, ?2)", body); !r) {
+        return r;
+    }
+    return run("INSERT INTO run_text_search(rowid, body) VALUES(?1, ?2)", body);
+}
+
 Result<void> write_run_text(Connection& db, std::int64_t session, const std::string& text) {
+    if (db.dialect() != storage::sql::Dialect::kPostgres)
+        return write_sqlite_run_text(db, session, text);
     auto upsert = db.prepare(
         "INSERT INTO run_text(session, body) VALUES(?1, ?2) ON CONFLICT(session) DO UPDATE SET "
         "body = run_text.body || ' ' || excluded.body");

@@ -377,8 +377,12 @@ public:
         return std::optional<Facts>{std::move(facts)};
     }
 
-    // One INSERT per session new in the batch, one UPDATE per session stored before.
+    // One INSERT per session new in the batch, one UPDATE per session stored before; on SQLite
+    // the question index's row of each session that gets its question (trace_store.cpp,
+    // kSearchTable: no trigger writes it).
     Result<void> write_sessions() {
+        const bool indexed = db_.dialect() != storage::sql::Dialect::kPostgres;
+        std::vector<std::pair<std::int64_t, const std::string*>> questions;
         auto insert = db_.prepare(
             "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, "
             "status, worker, "
@@ -393,6 +397,21 @@ public:
             bind_session_update(*insert, sid, u);
             insert->bind(16, std::string_view{*u.uri}).bind(17, uuid);
             if (auto r = run_once(*insert); !r) return r.error();
+            if (u.question) questions.emplace_back(sid, &*u.question);
+        }
+        // A stored session gets a question only when it had none (COALESCE below).
+        if (indexed) {
+            for (const auto& [sid, u] : updates_) {
+                if (u.uri || !u.question) continue;
+                auto had = db_.prepare("SELECT question IS NULL FROM sessions WHERE id = ?1");
+                if (!had) return had.error();
+                had->bind(1, sid);
+                auto none =
+                    had->first([](const storage::sql::Row& row) { return row.int64(0) != 0; });
+                had->reset();
+                if (!none) return none.error();
+                if (*none && **none) questions.emplace_back(sid, &*u.question);
+            }
         }
         // The larger of two values: SQLite's two-argument MAX, PostgreSQL's GREATEST. The casts
         // give PostgreSQL the types of parameters it cannot infer where they first appear.
@@ -418,6 +437,14 @@ public:
             if (u.uri) continue;
             bind_session_update(*update, sid, u);
             if (auto r = run_once(*update); !r) return r.error();
+        }
+        if (indexed && !questions.empty()) {
+            auto index = db_.prepare("INSERT INTO sessions_search(rowid, q) VALUES(?1, ?2)");
+            if (!index) return index.error();
+            for (const auto& [sid, question] : questions) {
+                index->bind(1, sid).bind(2, std::string_view{*question});
+                if (auto r = run_once(*index); !r) return r.error();
+            }
         }
         // A run ended in this batch, or one whose conversation this batch told (its end may
         // have come first: a redelivered Question after the end) may now be a turn.

@@ -196,9 +196,6 @@ CREATE TABLE IF NOT EXISTS run_uses(
 CREATE INDEX IF NOT EXISTS run_uses_session ON run_uses(session);
 CREATE VIRTUAL TABLE IF NOT EXISTS run_uses_search USING fts5(terms, content='run_uses',
   content_rowid='doc', detail='none', tokenize='ascii');
-CREATE TRIGGER IF NOT EXISTS run_uses_insert AFTER INSERT ON run_uses BEGIN
-  INSERT INTO run_uses_search(rowid, terms) VALUES(new.doc, new.terms);
-END;
 CREATE TRIGGER IF NOT EXISTS run_uses_delete AFTER DELETE ON run_uses BEGIN
   INSERT INTO run_uses_search(run_uses_search, rowid, terms) VALUES('delete', old.doc, old.terms);
 END;
@@ -213,15 +210,8 @@ CREATE TABLE IF NOT EXISTS invalidations(
 CREATE TABLE IF NOT EXISTS run_text(session INTEGER PRIMARY KEY, body TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS run_text_search USING fts5(body, content='run_text',
   content_rowid='session');
-CREATE TRIGGER IF NOT EXISTS run_text_insert AFTER INSERT ON run_text BEGIN
-  INSERT INTO run_text_search(rowid, body) VALUES(new.session, new.body);
-END;
 CREATE TRIGGER IF NOT EXISTS run_text_delete AFTER DELETE ON run_text BEGIN
   INSERT INTO run_text_search(run_text_search, rowid, body) VALUES('delete', old.session, old.body);
-END;
-CREATE TRIGGER IF NOT EXISTS run_text_update AFTER UPDATE OF body ON run_text BEGIN
-  INSERT INTO run_text_search(run_text_search, rowid, body) VALUES('delete', old.session, old.body);
-  INSERT INTO run_text_search(rowid, body) VALUES(new.session, new.body);
 END;
 )sql";
 
@@ -278,24 +268,19 @@ CREATE INDEX IF NOT EXISTS step_costs_day ON step_costs(day);
 )sql";
 
 // The substring search of `list` (issue 34): a contentless FTS5 table of trigrams of each
-// session's question, row id = the session's, kept in step by triggers (ingest and prune change
-// no question without them). Contentless: the questions are not stored twice; a search takes
-// the candidates it finds and checks them with the LIKE it always ran (trace_queries.cpp).
+// session's question, row id = the session's. Ingest writes its rows beside the sessions it
+// inserts or gives a question (trace_ingest.cpp), a trigger deletes them with their session
+// (prune). Contentless: the questions are not stored twice; a search takes the candidates it
+// finds and checks them with the LIKE it always ran (trace_queries.cpp).
+//
+// The full-text rows of ingest (here, run_uses_search and run_text_search) are written by the
+// ingest code, not by AFTER INSERT / UPDATE triggers as before: a trigger on the table made
+// each of the batch's row statements ~3x dearer (kDropIngestTriggers).
 constexpr const char* kSearchTable = R"sql(
 CREATE VIRTUAL TABLE IF NOT EXISTS sessions_search USING fts5(q, content='', tokenize='trigram');
-CREATE TRIGGER IF NOT EXISTS sessions_search_insert AFTER INSERT ON sessions
-WHEN new.question IS NOT NULL BEGIN
-  INSERT INTO sessions_search(rowid, q) VALUES(new.id, new.question);
-END;
 CREATE TRIGGER IF NOT EXISTS sessions_search_delete AFTER DELETE ON sessions
 WHEN old.question IS NOT NULL BEGIN
   INSERT INTO sessions_search(sessions_search, rowid, q) VALUES('delete', old.id, old.question);
-END;
-CREATE TRIGGER IF NOT EXISTS sessions_search_update AFTER UPDATE OF question ON sessions
-WHEN old.question IS NOT new.question BEGIN
-  INSERT INTO sessions_search(sessions_search, rowid, q)
-    SELECT 'delete', old.id, old.question WHERE old.question IS NOT NULL;
-  INSERT INTO sessions_search(rowid, q) SELECT new.id, new.question WHERE new.question IS NOT NULL;
 END;
 )sql";
 
@@ -378,8 +363,18 @@ UPDATE texts SET last_used = (SELECT COALESCE(MAX(received), 0) FROM events);
 UPDATE meta SET value = '5' WHERE key = 'schema';
 )sql";
 
+// The triggers that kept the ingest's full-text rows before the ingest wrote them itself (the
+// delete triggers stay): dropped before any migration, which then writes its index rows itself.
+constexpr const char* kDropIngestTriggers = R"sql(
+DROP TRIGGER IF EXISTS sessions_search_insert;
+DROP TRIGGER IF EXISTS sessions_search_update;
+DROP TRIGGER IF EXISTS run_uses_insert;
+DROP TRIGGER IF EXISTS run_text_insert;
+DROP TRIGGER IF EXISTS run_text_update;
+)sql";
+
 // Version 5 → 6 (issue 34): the question search index (kSearchTable), built from the sessions
-// stored before; the triggers keep it from then on.
+// stored before; ingest keeps it from then on.
 constexpr const char* kMigrateFrom5 = R"sql(
 INSERT INTO sessions_search(sessions_search) VALUES('delete-all');
 INSERT INTO sessions_search(rowid, q) SELECT id, question FROM sessions WHERE question IS NOT NULL;
@@ -409,6 +404,7 @@ CREATE TEMP TABLE run_uses_merged AS
 DELETE FROM run_uses WHERE session IN (SELECT session FROM run_uses_merged);
 INSERT INTO run_uses(doc, session, terms)
   SELECT session << 10, session, terms FROM run_uses_merged;
+INSERT INTO run_uses_search(rowid, terms) SELECT session << 10, terms FROM run_uses_merged;
 DROP TABLE run_uses_merged;
 UPDATE meta SET value = '9' WHERE key = 'schema';
 )sql";
@@ -461,6 +457,7 @@ Result<void> migrate(Database& db) {
             version = std::move(*stored).value_or(std::string());
         }
     }
+    if (auto r = db.exec(kDropIngestTriggers); !r) return r.error();
     if (version == "1") {
         if (auto r = db.exec(kMigrateFrom1); !r) return r.error();
         version = "2";
