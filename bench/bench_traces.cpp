@@ -277,10 +277,11 @@ struct StoredRows {
     std::vector<std::string> ddl;  // CREATE statements, in creation order
     struct Table {
         std::string name;
+        std::string column_list;  // "(a, b)" when the rows are not whole rows of the table
         std::size_t columns = 0;
         std::vector<std::vector<Row>> by_batch;
     };
-    std::vector<Table> tables;  // in insertion order: sessions, texts, events
+    std::vector<Table> tables;  // in insertion order: sessions, its question index, texts, events
     std::size_t triples = 0;
 };
 
@@ -318,20 +319,20 @@ StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t b
     RawDb db(path, SQLITE_OPEN_READONLY);
     StoredRows out;
     for (const auto& row :
-         // The question index's shadow tables come with its CREATE VIRTUAL TABLE (its
-         // triggers stay: the raw inserts keep the index as the store does).
+         // The full-text indexes' shadow tables come with their CREATE VIRTUAL TABLE; the
+         // question index's rows are inserted as the store inserts them (below).
          read_rows(db,
                    "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND NOT (type = 'table' "
-                   "AND name LIKE 'sessions\\_search\\_%' ESCAPE '\\') ORDER BY rowid")) {
+                   "AND name LIKE '%\\_search\\_%' ESCAPE '\\') ORDER BY rowid")) {
         out.ddl.push_back(std::get<std::string>(row[0]));
     }
     const auto batch_of_delivery = [&](std::int64_t delivery_id) {
         return static_cast<std::size_t>(delivery_id - 1) / batch;
     };
-    // events: session, seq, explain_id, state, received, delivery_id, triple_count, triples
+    // events: session, seq, explain_id, state, received, delivery_id, triple_count, triples, span
     auto events = read_rows(db,
                             "SELECT session, seq, explain_id, state, received, delivery_id, "
-                            "triple_count, triples FROM events");
+                            "triple_count, triples, span FROM events");
     std::map<std::int64_t, std::size_t> session_batch;
     std::map<std::int64_t, std::size_t> text_batch;
     trace::TripleBlobReader reader;
@@ -353,9 +354,11 @@ StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t b
             if (!first) t->second = std::min(t->second, b);
         }
     }
-    const auto table = [&](std::string name, std::vector<Row> rows, const auto& batch_of) {
+    const auto table = [&](std::string name, std::vector<Row> rows, const auto& batch_of,
+                           std::string column_list = {}) {
         StoredRows::Table t;
         t.name = std::move(name);
+        t.column_list = std::move(column_list);
         t.columns = rows.empty() ? 0 : rows.front().size();
         t.by_batch.resize(batches);
         for (auto& r : rows) t.by_batch[batch_of(r)].push_back(std::move(r));
@@ -363,10 +366,32 @@ StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t b
     };
     table("sessions", read_rows(db, "SELECT * FROM sessions"),
           [&](const Row& r) { return session_batch.at(std::get<std::int64_t>(r[0])); });
-    table("texts", read_rows(db, "SELECT id, digest, body, last_used FROM texts"),
+    // The usage index, the run texts and the model calls' costs ingest writes beside them
+    // (issues 36, 37), each row in its run's batch, and their full-text rows as ingest writes
+    // them.
+    const auto run_batch = [&](std::size_t column) {
+        return [&session_batch, column](const Row& r) {
+            const auto found = session_batch.find(std::get<std::int64_t>(r[column]));
+            return found == session_batch.end() ? std::size_t{0} : found->second;
+        };
+    };
+    table("run_uses", read_rows(db, "SELECT * FROM run_uses"), run_batch(1));
+    table("run_uses_search", read_rows(db, "SELECT doc, terms, doc >> 10 FROM run_uses"),
+          run_batch(2), "(rowid, terms)");
+    table("run_text", read_rows(db, "SELECT * FROM run_text"), run_batch(0));
+    table("run_text_search", read_rows(db, "SELECT session, body FROM run_text"), run_batch(0),
+          "(rowid, body)");
+    table("step_costs", read_rows(db, "SELECT * FROM step_costs"), run_batch(0));
+    table(
+        "sessions_search",
+        read_rows(db, "SELECT id, question FROM sessions WHERE question IS NOT NULL"),
+        [&](const Row& r) { return session_batch.at(std::get<std::int64_t>(r[0])); }, "(rowid, q)");
+    table("texts", read_rows(db, "SELECT * FROM texts"),
           [&](const Row& r) { return text_batch.at(std::get<std::int64_t>(r[0])); });
-    table("events", std::move(events),
-          [&](const Row& r) { return batch_of_delivery(std::get<std::int64_t>(r[5])); });
+    table(
+        "events", std::move(events),
+        [&](const Row& r) { return batch_of_delivery(std::get<std::int64_t>(r[5])); },
+        "(session, seq, explain_id, state, received, delivery_id, triple_count, triples, span)");
     return out;
 }
 
@@ -378,8 +403,13 @@ double raw_insert(const std::string& path, const StoredRows& rows) {
     for (const auto& ddl : rows.ddl) db.exec(ddl);
     std::vector<Statement> inserts;
     for (const auto& t : rows.tables) {
-        std::string sql = "INSERT INTO " + t.name + " VALUES(";
-        for (std::size_t c = 0; c < t.columns; ++c) sql += c == 0 ? "?" : ",?";
+        std::string sql = "INSERT INTO " + t.name + t.column_list + " VALUES(";
+        const auto bound = t.column_list.empty()
+                               ? t.columns
+                               : static_cast<std::size_t>(
+                                     std::count(t.column_list.begin(), t.column_list.end(), ',')) +
+                                     1;
+        for (std::size_t c = 0; c < bound; ++c) sql += c == 0 ? "?" : ",?";
         // Every column in the store's order: the SELECT above reads sessions whole (SELECT *).
         inserts.push_back(prepare(db, sql + ")"));
     }
@@ -392,8 +422,11 @@ double raw_insert(const std::string& path, const StoredRows& rows) {
         sqlite3_reset(begin.get());
         for (std::size_t t = 0; t < rows.tables.size(); ++t) {
             sqlite3_stmt* s = inserts[t].get();
+            // A row may carry a column past the statement's (the batch it was read with).
+            const auto bound = std::min(rows.tables[t].columns,
+                                        static_cast<std::size_t>(sqlite3_bind_parameter_count(s)));
             for (const auto& row : rows.tables[t].by_batch[b]) {
-                for (std::size_t c = 0; c < row.size(); ++c) {
+                for (std::size_t c = 0; c < bound; ++c) {
                     const int index = static_cast<int>(c) + 1;
                     if (const auto* i = std::get_if<std::int64_t>(&row[c])) {
                         sqlite3_bind_int64(s, index, *i);
@@ -441,8 +474,9 @@ struct Options {
 };
 
 // Triples per second of store_batch over `chunks` into a new store at `path` whose question
-// index (issue 34) is not kept: its triggers dropped after the open. Beside the store's own
-// figure in the same round, what keeping the index in step costs ingest.
+// index (issue 34) is not kept: after the open its FTS5 table is replaced by a plain table of
+// the same columns (ingest writes its rows there, a B-tree append each) and its delete trigger
+// dropped. Beside the store's own figure in the same round, what keeping the index costs ingest.
 double rate_without_question_index(const std::filesystem::path& path,
                                    const std::vector<std::vector<trace::Delivery>>& chunks) {
     remove_db(path);
@@ -450,8 +484,8 @@ double rate_without_question_index(const std::filesystem::path& path,
     if (!store) throw std::runtime_error(store.error().message);
     RawDb(path.string(), SQLITE_OPEN_READWRITE)
         .exec(
-            "DROP TRIGGER sessions_search_insert; DROP TRIGGER sessions_search_update; "
-            "DROP TRIGGER sessions_search_delete");
+            "DROP TRIGGER sessions_search_delete; DROP TABLE sessions_search; "
+            "CREATE TABLE sessions_search(q TEXT)");
     std::size_t triples = 0;
     const auto start = Clock::now();
     for (const auto& chunk : chunks) {
