@@ -220,7 +220,7 @@ bool organisation_name(std::string_view name) {
 
 // True when sentence `s` defines the name at its start as one of the class asked: "Navvulata
 // (English: Joke) is a 1998 Telugu comedy film" for "which comedy". The class stem within a few
-// words after the first "is" / "was" of the sentence's opening.
+// words after the first "is a" / "was the" of the sentence's opening.
 bool defines_as_class(const Sentence& s, const detail::AnswerSpan& span,
                       const std::string& class_stem) {
     if (class_stem.empty() || span.first != 0) return false;
@@ -229,6 +229,10 @@ bool defines_as_class(const Sentence& s, const detail::AnswerSpan& span,
     for (std::size_t k = span.last + 1; k < s.words.size() && k <= span.last + kCopulaWithin; ++k) {
         const auto& w = s.words[k];
         if (w != "is" && w != "was" && w != "are" && w != "were") continue;
+        // A definition: "is a …", "was the …"; not "was awarded the Medal".
+        if (k + 1 >= s.words.size() ||
+            (s.words[k + 1] != "a" && s.words[k + 1] != "an" && s.words[k + 1] != "the"))
+            return false;
         for (std::size_t j = k + 1; j < s.words.size() && j <= k + kClassWithin; ++j)
             if (same_class(text::stem(s.words[j]), class_stem)) return true;
         return false;
@@ -900,6 +904,23 @@ Lead best_answer_lead(const Material& m, const std::vector<TextChunk>& chunks) {
     return lead;
 }
 
+// "Awarded what medal?": when the lead's short answer is a name that is not of the class asked
+// and another quoted sentence names one ("the Medal of Honor"), that one answers; the sentences
+// stay as picked, the answer's sentence is the one it is quoted from.
+void prefer_class_named(const Material& m, const std::vector<std::size_t>& picked, Lead& lead) {
+    if (m.intent.type != AnswerType::kClass || m.intent.class_word.empty() || lead.answer.empty() ||
+        lead.sentences.empty() || best_span(m, lead.sentences.front()).class_named)
+        return;
+    for (auto i : picked) {
+        const SpanChoice choice = best_span(m, i);
+        if (choice.score > 0.0 && choice.class_named) {
+            lead.answer = choice.text;
+            lead.sentences = {i};
+            return;
+        }
+    }
+}
+
 // True when `candidate` repeats a picked sentence: the same normalised text, or more than 80 %
 // of their stems shared.
 bool repeats(const Material& m, const std::vector<std::size_t>& picked, std::size_t candidate) {
@@ -971,12 +992,15 @@ ComposedAnswer quote_sentences(const Material& m, const std::vector<TextChunk>& 
             line.insert(0, out.answer == "yes" ? "Yes: " : "No: ");
         out.sentences.push_back(std::move(line));
     }
-    if (!out.answer.empty()) {
+    if (!out.answer.empty() && !lead.decided) {
+        // The chunk of the sentence the short answer is quoted from (the first picked, unless a
+        // later one named the class asked).
+        out.answer_ids.push_back(chunks[m.sentences[lead.sentences.front()].chunk].id);
+    } else if (!out.answer.empty()) {
         for (std::size_t k = 0; k < std::min(lead.sentences.size(), picked.size()); ++k) {
             const auto& id = chunks[m.sentences[picked[k]].chunk].id;
             if (std::find(out.answer_ids.begin(), out.answer_ids.end(), id) == out.answer_ids.end())
                 out.answer_ids.push_back(id);
-            if (!lead.decided) break;
         }
     }
     return out;
@@ -997,7 +1021,9 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(std::string_view question,
     std::optional<Lead> decided = decided_lead(m, chunks, question);
     Lead lead = decided ? std::move(*decided) : best_answer_lead(m, chunks);
     if (!decided && !names_an_option(m, chunks, question, lead.answer)) lead.answer.clear();
-    return quote_sentences(m, chunks, lead, pick_sentences(m, lead.sentences));
+    const auto picked = pick_sentences(m, lead.sentences);
+    if (!decided) prefer_class_named(m, picked, lead);
+    return quote_sentences(m, chunks, lead, picked);
 }
 
 std::size_t count_words(std::string_view s) {

@@ -267,6 +267,28 @@ TEST(DocumentAnswerTest, AnUndecidedEitherOrIsNotAnsweredWithAThirdName) {
     expect_well_formed(a, chunks);
 }
 
+TEST(DocumentAnswerTest, AQuotedSentenceNamingTheClassAskedGivesTheShortAnswer) {
+    // "Awarded what medal?": a name of the class asked ("the Kessa Medal") answers, not a
+    // person of the better-matching sentence, and the answer cites its own sentence's chunk.
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1",
+         "Iron Tide is a war drama television film starring Ivo Brand as the real life captain "
+         "and Ana Sild.",
+         "Iron Tide"},
+        {"c2", "Orla Venn, the real life captain, was awarded the Kessa Medal in 1944.",
+         "Orla Venn"},
+    };
+    const auto a = m.answer_from_chunks(
+        "The real life captain that Ivo Brand plays in the television film Iron Tide was awarded "
+        "what medal?",
+        chunks);
+    ASSERT_FALSE(a.sentences.empty());
+    EXPECT_EQ(a.answer, "Kessa Medal");
+    EXPECT_EQ(a.answer_ids, std::vector<std::string>{"c2"});
+    expect_well_formed(a, chunks);
+}
+
 const std::vector<TextChunk>& harbours() {
     static const std::vector<TextChunk> chunks{
         {"c1", "Brell Harbour is a fishing port in Kessa province on the Norland coast.",
