@@ -943,6 +943,48 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
     return read_sources(db_, source_ids);
 }
 
+namespace {
+
+// The ids of the stored ones of `facts` as four bigint[] array texts (s, p, o, g, without their
+// closing braces), the facts' terms looked up by one statement, then each fact bound from the
+// cache; the result's k-th entry is the index in `facts` of the arrays' k-th element (a fact
+// with a term the store lacks is not stored and gets none).
+Result<std::vector<std::size_t>> stored_fact_ids(TermDictionary& dictionary,
+                                                 std::span<const Triple> facts,
+                                                 std::array<std::string, 4>& arrays) {
+    std::vector<Term> graph_names;
+    graph_names.reserve(facts.size());
+    std::vector<const Term*> terms;
+    terms.reserve(3 * facts.size() + facts.size());
+    for (const auto& fact : facts) {
+        terms.insert(terms.end(), {&fact.s, &fact.p, &fact.o});
+        if (fact.graph && !fact.graph->empty()) graph_names.push_back(schema::iri(*fact.graph));
+    }
+    for (const auto& name : graph_names) terms.push_back(&name);
+    if (auto r = dictionary.prefetch_ids(terms); !r) return r.error();
+    std::vector<std::size_t> places;
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+        const Triple& fact = facts[i];
+        const schema::TriplePattern pattern{fact.s, fact.p, fact.o,
+                                            fact.graph ? *fact.graph : std::string{}};
+        auto bound = bind_ids(
+            pattern, [&dictionary](const Term& t) { return dictionary.lookup_id(t); },
+            [&dictionary](const std::string& g) { return dictionary.lookup_graph(g); });
+        if (!bound) return bound.error();
+        if (!*bound) continue;
+        const BoundPattern& b = **bound;
+        const std::int64_t ids[4] = {*b.s, *b.p, *b.o, *b.g};
+        for (std::size_t c = 0; c < 4; ++c) {
+            if (!places.empty()) arrays[c].push_back(',');
+            detail::append_id(arrays[c], ids[c]);
+        }
+        places.push_back(i);
+    }
+    return places;
+}
+
+}  // namespace
+
 Result<std::vector<std::vector<SourceRecord>>> GraphStore::sources_of_each(
     std::span<const Triple> facts, MatchBudget* budget) {
     storage::sql::ReadScope snapshot(db_);
@@ -973,37 +1015,11 @@ Result<std::vector<std::vector<SourceRecord>>> GraphStore::sources_of_each(
         }
         return out;
     }
-    // The facts' terms looked up by one statement, then each fact bound from the cache.
-    std::vector<Term> graph_names;
-    graph_names.reserve(facts.size());
-    std::vector<const Term*> terms;
-    terms.reserve(3 * facts.size() + facts.size());
-    for (const auto& fact : facts) {
-        terms.insert(terms.end(), {&fact.s, &fact.p, &fact.o});
-        if (fact.graph && !fact.graph->empty()) graph_names.push_back(schema::iri(*fact.graph));
-    }
-    for (const auto& name : graph_names) terms.push_back(&name);
-    if (auto r = dictionary_.prefetch_ids(terms); !r) return r.error();
     // The stored facts' ids as four bigint[] arrays; places[k] is the fact of the k-th entry.
     std::array<std::string, 4> arrays{"{", "{", "{", "{"};
-    std::vector<std::size_t> places;
-    for (std::size_t i = 0; i < facts.size(); ++i) {
-        const Triple& fact = facts[i];
-        const schema::TriplePattern pattern{fact.s, fact.p, fact.o,
-                                            fact.graph ? *fact.graph : std::string{}};
-        auto bound = bind_ids(
-            pattern, [this](const Term& t) { return dictionary_.lookup_id(t); },
-            [this](const std::string& g) { return dictionary_.lookup_graph(g); });
-        if (!bound) return bound.error();
-        if (!*bound) continue;  // a term the store lacks: no such fact
-        const BoundPattern& b = **bound;
-        const std::int64_t ids[4] = {*b.s, *b.p, *b.o, *b.g};
-        for (std::size_t c = 0; c < 4; ++c) {
-            if (!places.empty()) arrays[c].push_back(',');
-            detail::append_id(arrays[c], ids[c]);
-        }
-        places.push_back(i);
-    }
+    auto stored = stored_fact_ids(dictionary_, facts, arrays);
+    if (!stored) return stored.error();
+    const std::vector<std::size_t>& places = *stored;
     if (places.empty()) return out;
     for (auto& array : arrays) array.push_back('}');
     // Each fact's first source (graph_quads.src) and its further ones, with their records; a
