@@ -167,7 +167,7 @@ using Graph = hnswlib::HierarchicalNSW<float>;
 // The live vectors of a graph that are mostly zeros, by dimension (posting lists): for each
 // dimension, the internal id and value of every such vector nonzero there. The hashing embedder's
 // vectors have ~15 nonzero of 384 numbers, so a scan that walks the lists of a query's nonzero
-// dimensions touches ~1/25 of what a dense scan reads. Vectors with more nonzeros are scanned
+// dimensions does a small part of a dense scan's work. Vectors with more nonzeros are scanned
 // densely beside the lists.
 struct SparseLists {
     std::uint64_t generation = 0;      // HnswState::generation when built
@@ -961,11 +961,6 @@ public:
             std::push_heap(heap, heap + n);
         }
     }
-    // Whether offer(q, distance, key) could change the answer of q.
-    bool wants(std::size_t q, float distance, std::int64_t key) const {
-        return held_[q] < capacity_ || Scored{distance, key} < heaps_[q * capacity_];
-    }
-
     std::vector<std::vector<VectorMatch>> take() {
         std::vector<std::vector<VectorMatch>> out(held_.size());
         for (std::size_t q = 0; q < held_.size(); ++q) {
