@@ -19,7 +19,7 @@ CollectorFeed::CollectorFeed(Outbox& outbox, Counters& counters,
                              std::chrono::milliseconds interval)
     : outbox_(outbox), counters_(counters), log_(std::move(log)), now_(now), interval_(interval) {}
 
-Collector& CollectorFeed::attach(std::string_view identity, std::uint64_t window) {
+Collector& CollectorFeed::attach(std::string_view identity, std::uint64_t window, bool packed) {
     auto found = collectors_.find(identity);
     if (found == collectors_.end()) {
         auto collector = std::make_unique<Collector>();
@@ -27,10 +27,11 @@ Collector& CollectorFeed::attach(std::string_view identity, std::uint64_t window
         collector->last_sent = now_;
         found = collectors_.emplace(collector->identity, std::move(collector)).first;
         collector_order_.push_back(found->first);
-        log_->info("event=collector_attached peer={} window={} pending={}", printable(identity),
-                   window, spool_->messages());
+        log_->info("event=collector_attached peer={} window={} packed={} pending={}",
+                   printable(identity), window, packed, spool_->messages());
     }
     found->second->window = window;
+    found->second->packed = packed;
     return *found->second;
 }
 
@@ -55,7 +56,7 @@ std::vector<std::string> CollectorFeed::beat(std::chrono::milliseconds heartbeat
         if (now_ >= collector->expiry) {
             gone.push_back(identity);
         } else if (now_ - collector->last_sent >= heartbeat) {
-            outbox_.out_to(identity, false);
+            outbox_.out_to(identity, collector->packed);
             bus::put_collector_command(outbox_.sink(), proto::collector_cmd::kHeartbeat);
             outbox_.send();
             collector->last_sent = now_;
@@ -197,8 +198,9 @@ SessionRoute& CollectorFeed::route_for(const std::string& session) {
 }
 
 void CollectorFeed::deliver(Collector& collector, SpoolRecord record, SessionRoute& route) {
-    // [empty] ["GBE01"] [0x02] [delivery-id] [service] [session] [seq] [state] [body]
-    outbox_.out_to(collector.identity, false);
+    // [empty] ["GBE01"] [0x02] [delivery-id] [service] [session] [seq] [state] [body], or packed
+    // [envelope] [body]
+    outbox_.out_to(collector.identity, collector.packed);
     bus::put_collector_deliver(outbox_.sink(), record.delivery_id, record.service, record.session,
                                record.seq, record.state);
     outbox_.out(record.body.message());  // the frame shares the body's buffer

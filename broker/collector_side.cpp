@@ -8,7 +8,9 @@
 namespace glassbox::broker::detail {
 
 void CollectorSide::send_collector_command(std::string_view identity, char command) {
-    state_.outbox.out_to(identity, false);
+    // In the form of the collector's ATTACH if it is attached, else of the message answered.
+    const Collector* collector = state_.feed.find(identity);
+    state_.outbox.out_to(identity, collector != nullptr ? collector->packed : state_.in.packed());
     bus::put_collector_command(state_.outbox.sink(), command);
     state_.outbox.send();
 }
@@ -41,7 +43,8 @@ void CollectorSide::on_collector(std::string_view identity) {
             send_collector_command(identity, cmd::kDetach);
             return;
         }
-        state_.feed.attach(identity, window.value()).expiry = state_.now + state_.expiry_span();
+        state_.feed.attach(identity, window.value(), state_.in.packed()).expiry =
+            state_.now + state_.expiry_span();
         return;
     }
     Collector* collector = state_.feed.find(identity);

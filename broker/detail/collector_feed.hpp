@@ -43,6 +43,9 @@ struct Collector {
     using TimePoint = std::chrono::steady_clock::time_point;
     std::string identity;
     std::uint64_t window = 1;
+    // It ATTACHed in the packed form (§1.4): the broker writes to it packed too, so a DELIVER
+    // is two frames on the wire (one box and unbox each under CURVE), not nine.
+    bool packed = false;
     // Delivered, not yet acknowledged: delivery id -> the route of its session. Only these ids
     // may this collector ACK.
     std::unordered_map<std::uint64_t, SessionRoute*> in_flight;
@@ -62,8 +65,8 @@ public:
     // The spool delivered from (opened by the broker's bind).
     void use_spool(ExplainSpool& spool) noexcept { spool_ = &spool; }
 
-    // ATTACH: a new collector (logged) or a new window for one attached.
-    Collector& attach(std::string_view identity, std::uint64_t window);
+    // ATTACH: a new collector (logged) or a new window (and form, `packed`) for one attached.
+    Collector& attach(std::string_view identity, std::uint64_t window, bool packed);
     Collector* find(std::string_view identity);
     // DETACH, expiry or a peer gone: its unacknowledged and waiting records are pending again.
     void remove(const std::string& identity, bool expired);

@@ -87,14 +87,17 @@ private:
         return send(frames);
     }
 
-    // A whole GBE01 message, as the bus/collector_frames encoders wrote it.
-    bool send(const bus::Frames& frames) {
-        const bool sent = bus::send_frames(*socket_, frames);
+    // A whole GBE01 message, as the bus/collector_frames encoders wrote it (classic), sent in
+    // the packed form when configured.
+    bool send(bus::Frames& frames) {
+        const char command = frames[2][0];
+        if (config_.packed) bus::pack_frames(frames);
+        const bool sent = bus::send_frames(*socket_, std::move(frames));
         if (sent) {
             last_sent_ = Clock::now();
         } else {
             log_->warn("event=send_failed command={} reason=would_block",
-                       static_cast<int>(frames[2][0]));
+                       static_cast<int>(command));
         }
         return sent;
     }
@@ -129,7 +132,14 @@ private:
 
     void handle(const bus::Frames& frames) {
         last_heard_ = Clock::now();
-        const auto views = bus::views_of(frames);
+        // Packed or classic (§1.4): the decoders read the classic frames either carries.
+        views_.clear();
+        if (frames.empty() || !bus::is_packed(frames[0])) {
+            bus::views_of(frames, 0, frames.size(), views_);
+        } else if (frames.size() != 2 || !bus::unpack_views(frames[0], frames[1], views_)) {
+            views_.clear();
+        }
+        const auto& views = views_;
         const auto command = bus::decode_collector_command(views);
         if (!command) {
             ++counters_.bad_frames;
@@ -245,6 +255,7 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     std::unique_ptr<zmq::socket_t> socket_;
     std::vector<Delivery> pending_;
+    bus::FrameViews views_;         // of the message handled (unpacked when it came packed)
     std::size_t current_from_ = 0;  // pending_[current_from_...] came on the current attachment
     Clock::time_point batch_deadline_{};
     Clock::time_point retry_at_{};

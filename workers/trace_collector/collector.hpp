@@ -29,6 +29,10 @@ struct CollectorConfig {
     // ATTACH window: unacknowledged deliveries the broker may hand us (1-65536). The overflow
     // policy beyond it is the broker's: it keeps further messages in its spool.
     std::uint64_t window = 1024;
+    // Speak the packed form (docs/protocol.md §1.4): the broker then writes to us packed too, a
+    // DELIVER as two frames instead of nine (with CURVE, each frame is a box and an unbox at
+    // either end). Off: the classic frames, as a broker before the packed form reads them.
+    bool packed = true;
     // HEARTBEAT when nothing else went to the broker for this long; match the broker's.
     std::chrono::milliseconds heartbeat = schema::protocol::kDefaultHeartbeat;
     // The broker is gone after this many intervals without a message: reconnect, re-ATTACH.

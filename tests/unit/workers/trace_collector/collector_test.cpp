@@ -51,6 +51,7 @@ protected:
         StoreTest::TearDown();
     }
     // The next collector message other than HEARTBEAT: [identity] [empty] ["GBE01"] [command] ...
+    // (unpacked if it came packed: last_packed_ says which).
     Frames next() {
         while (true) {
             Frames frames;
@@ -60,14 +61,22 @@ protected:
                 frames.push_back(part.to_string());
                 if (!part.more()) break;
             }
+            Frames message(frames.begin() + 1, frames.end());
+            last_packed_ = !message.empty() && bus::is_packed(message[0]);
+            const auto unpacked = bus::unpack_frames(message);
+            EXPECT_TRUE(unpacked.ok()) << unpacked.error().message;
+            frames.resize(1);
+            frames.insert(frames.end(), message.begin(), message.end());
             if (frames.size() >= 4 && frames[3] == std::string(1, cmd::kHeartbeat)) continue;
             identity_ = frames[0];
             return frames;
         }
     }
+    // Written classic, or packed (§1.4) when send_packed_.
     void send(const Frames& frames) {
         Frames all{identity_, "", "GBE01"};
         all.insert(all.end(), frames.begin(), frames.end());
+        if (send_packed_) bus::pack_frames(all, 1);
         ASSERT_TRUE(bus::send_frames(broker_, all));
     }
     void deliver(const Delivery& d) {
@@ -79,6 +88,8 @@ protected:
     zmq::socket_t broker_{context_, zmq::socket_type::router};
     std::string endpoint_ = "inproc://fake-broker-" + std::to_string(getpid());
     std::string identity_;
+    bool last_packed_ = false;
+    bool send_packed_ = false;
     std::unique_ptr<Collector> collector_;
     std::unique_ptr<TraceStore> reader_;
     std::thread thread_;
@@ -130,6 +141,40 @@ TEST_P(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
     ASSERT_EQ(detach.size(), 4u);
     EXPECT_EQ(detach[3], std::string(1, cmd::kDetach));
     thread_.join();
+}
+
+// Issue 33 (docs/protocol.md §1.4): the collector speaks the packed form, so the broker answers
+// it packed (a DELIVER in two frames, not nine); it reads a classic DELIVER all the same.
+TEST_P(CollectorTest, SpeaksThePackedFormAndReadsBoth) {
+    const auto attach = next();
+    EXPECT_TRUE(last_packed_);
+    ASSERT_EQ(attach.size(), 5u);
+    EXPECT_EQ(attach[3], std::string(1, cmd::kAttach));
+
+    const auto run = FakeRun::make("echo", "q", kT0);
+    send_packed_ = true;
+    deliver(delivery_of(run.open(), 20));
+    auto ack = next();
+    EXPECT_TRUE(last_packed_);
+    ASSERT_EQ(ack.size(), 5u);
+    EXPECT_EQ(ack[3], std::string(1, cmd::kAck));
+    EXPECT_EQ(ack[4], "20");
+
+    send_packed_ = false;
+    deliver(delivery_of(run.end(), 21));
+    ack = next();
+    ASSERT_EQ(ack.size(), 5u);
+    EXPECT_EQ(ack[4], "21");
+    EXPECT_EQ(collector_->counters().stored.load(), 2u);
+    EXPECT_EQ(collector_->counters().bad_frames.load(), 0u);
+
+    // A packed message whose envelope is damaged is a bad message, not a crash or a delivery.
+    ASSERT_TRUE(bus::send_frames(broker_, Frames{identity_, std::string("\x02junk"), "body"}));
+    send({std::string(1, cmd::kHeartbeat)});
+    for (int i = 0; i < 200 && collector_->counters().bad_frames.load() == 0; ++i)
+        std::this_thread::sleep_for(milliseconds{5});
+    EXPECT_EQ(collector_->counters().bad_frames.load(), 1u);
+    EXPECT_EQ(collector_->counters().deliveries.load(), 2u);
 }
 
 // Issue 20 (docs/protocol.md §6.1): the broker applies an ACK only for what it delivered on
