@@ -49,7 +49,8 @@ struct PassageAnswer {
     std::vector<std::string> answer_selections;
     std::vector<schema::RagCitation> citations;
     std::size_t iteration = 0;
-    std::optional<double> confidence;  // the tool's calibrated confidence, if any
+    std::optional<double> confidence;                  // the tool's calibrated confidence, if any
+    std::vector<explain::AnswerConflict> conflicts{};  // those the tool's answer reported
 };
 
 // The "question" a tool call was given ("" when none).
@@ -270,7 +271,8 @@ private:
         if (out.answer && !out.answer->empty()) {
             // Kept to compare the facts with the documents (conflicts_with_documents).
             PassageAnswer said{question_arg(out.args), *out.answer, out.answer_selections,
-                               out.citations,          iteration,   out.confidence};
+                               out.citations,          iteration,   out.confidence,
+                               out.conflicts};
             if (kind_of(out.tool) == ToolKind::kDocumentRag) passages_.push_back(said);
             if (kind_of(out.tool) == ToolKind::kGraphRag) graph_answers_.push_back(std::move(said));
             best_answer_ = *out.answer;
@@ -383,7 +385,8 @@ private:
                                     : facts_behind(answer_, facts_);
             evidence = rested_on(behind);
             confidence =
-                assess(termination, behind, evidence, conflicts_with_documents(behind, evidence));
+                assess(termination, behind, evidence,
+                       with_carried_over(conflicts_with_documents(behind, evidence), evidence));
             response_ = with_citation_markers(std::move(response_), evidence.citations.size(),
                                               rival_citations(*confidence, evidence));
             response_ += notes(*confidence, evidence);
@@ -521,8 +524,53 @@ private:
             if (text::normalize(p.question) != question) continue;
             if (auto value = passage_value(p, evidence)) passages.push_back(std::move(*value));
         }
+        // A name fact is checked against the passages' sentences too: a document tool's short
+        // answer is often another name of the passage, not its answer to this fact.
+        for (const auto& fact : facts) {
+            for (const auto& p : passages_) {
+                for (auto value : disputing_sentences(fact, p.citations)) {
+                    for (const auto& c : evidence.citations)
+                        if (!c.selection.empty() && c.selection == value.selection)
+                            value.citation = c.n;
+                    passages.push_back(std::move(value));
+                }
+            }
+        }
         auto found = fact_passage_conflicts(answer_, facts, passages);
         if (found.size() > 1) found.resize(1);  // one dispute said once, however many passages
+        return found;
+    }
+
+    // `found` and then the conflicts a RAG tool reported among its own sources (graph-rag among
+    // its facts, document-rag among its chunks) when the agent's answer is that tool's answer:
+    // each numbered by the agent's citation of the selection that kept its value, so the note
+    // cites both; a pair `found` already has (either way round) is not said twice.
+    std::vector<explain::AnswerConflict> with_carried_over(
+        std::vector<explain::AnswerConflict> found, const AnswerEvidence& evidence) const {
+        if (answer_.empty()) return found;
+        const auto number = [&](const std::string& selection) -> std::uint32_t {
+            for (const auto& c : evidence.citations)
+                if (!selection.empty() && c.selection == selection) return c.n;
+            return 0;
+        };
+        const auto same = [](const explain::AnswerConflict& a, const explain::AnswerConflict& b) {
+            const auto n = [](const std::string& v) { return text::normalize(v); };
+            return (n(a.stated) == n(b.stated) && n(a.rival) == n(b.rival)) ||
+                   (n(a.stated) == n(b.rival) && n(a.rival) == n(b.stated));
+        };
+        for (const auto* answers : {&graph_answers_, &passages_}) {
+            for (const auto& p : *answers) {
+                if (normalise_name(p.answer) != normalise_name(answer_)) continue;
+                for (auto c : p.conflicts) {
+                    if (std::any_of(found.begin(), found.end(),
+                                    [&](const auto& f) { return same(f, c); }))
+                        continue;
+                    c.stated_citation = number(c.stated_selection);
+                    c.rival_citation = number(c.rival_selection);
+                    found.push_back(std::move(c));
+                }
+            }
+        }
         return found;
     }
 
@@ -601,9 +649,11 @@ private:
 
     // What the answer adds after itself: sources that disagree (with both citations), then
     // sources past their collection's revalidation age. "" when neither.
-    static std::string notes(const explain::AnswerConfidence& confidence,
-                             const AnswerEvidence& evidence) {
+    std::string notes(const explain::AnswerConfidence& confidence,
+                      const AnswerEvidence& evidence) const {
         std::string note = reasoner::conflicts_note(confidence.conflicts, evidence.citations);
+        // A RAG tool's answer text passed on may say it already, numbered as the agent numbers.
+        if (!note.empty() && response_.find(note) != std::string::npos) note.clear();
         const auto stale =
             schema::stale_sources_note(evidence.citations, std::chrono::system_clock::now());
         if (!stale.empty()) note += (note.empty() ? "" : " ") + stale;

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "base/ascii.hpp"
+#include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 
@@ -107,6 +108,21 @@ void observe_facts(ToolOutcome& out, const std::string& iri,
     out.observation = text_dump(obs);
 }
 
+// A RAG tool's confidence and the conflicts its answer reported (the FINAL's "conflicts", as
+// the query router reads them). The conflicts lowered the tool's confidence by their "conflict"
+// feature's factor (reasoner::lower_for_conflicts); that factor is taken back out so the agent,
+// which carries the conflicts over and lowers its own confidence for them, counts them once.
+void read_confidence(const json& final, ToolOutcome& out) {
+    const auto stated = schema::explain::answer_confidence_of(final);
+    if (!stated) return;
+    out.conflicts = stated->conflicts;
+    if (!stated->probability) return;
+    double share = 1.0;
+    for (const auto& f : stated->features)
+        if (f.name == "conflict" && f.value > 0.0) share = std::min(share, f.value);
+    out.confidence = std::clamp(*stated->probability / share, 0.0, 1.0);
+}
+
 }  // namespace
 
 std::string normalise_name(std::string_view name) {
@@ -184,8 +200,7 @@ void ToolRunner::read_reply(const Tool& tool, const runtime::CallResult& result,
     out.response = reply->response;
     out.sources = reply->sources;
     out.citations = reply->citations;
-    if (const auto c = result.final.find("confidence"); c != result.final.end() && c->is_number())
-        out.confidence = std::clamp(c->get<double>(), 0.0, 1.0);
+    read_confidence(result.final, out);
     out.explain = result.explain;
     for (auto it = result.explain.rbegin(); it != result.explain.rend(); ++it) {
         if (it->is_object() && it->contains("explain_id") && (*it)["explain_id"].is_string()) {

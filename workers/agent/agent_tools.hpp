@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
 #include "workers/agent/agent_config.hpp"
 #include "workers/agent/react_reply.hpp"
@@ -42,10 +43,13 @@ struct ToolOutcome {
     std::string response;                        // a RAG tool's answer text
     std::vector<std::string> sources;            // what a RAG tool's answer drew on
     std::vector<schema::RagCitation> citations;  // a RAG tool's cited sources, with their tier
-    std::optional<double> confidence;            // a RAG tool's calibrated confidence, if any
-    std::vector<ObservedFact> facts;             // a triples-query's facts, as shown
-    std::string sub_run_last_step;               // a RAG tool's sub-run: the URI of its last step
-    std::vector<nlohmann::json> explain;         // a RAG tool's sub-run explain messages, in order
+    // A RAG tool's calibrated confidence, if any, before its own conflicts lowered it: the agent
+    // carries those conflicts over and lowers its own confidence for them once.
+    std::optional<double> confidence;
+    std::vector<schema::explain::AnswerConflict> conflicts;  // a RAG tool's reported conflicts
+    std::vector<ObservedFact> facts;                         // a triples-query's facts, as shown
+    std::string sub_run_last_step;        // a RAG tool's sub-run: the URI of its last step
+    std::vector<nlohmann::json> explain;  // a RAG tool's sub-run explain messages, in order
 };
 
 class ToolRunner {

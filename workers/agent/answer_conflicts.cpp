@@ -2,57 +2,12 @@
 #include "workers/agent/answer_conflicts.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "text/tokenize.hpp"
 
 namespace glassbox::agent {
 namespace {
-
-// A value longer than this many words is a sentence, not a value to compare.
-constexpr std::size_t kMaxValueWords = 8;
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// The numbers `text` holds: runs of digits, with a '.' or ',' between digits kept inside one
-// number ("1,200" is 1200, "28.5" is 28.5; a thousands comma and a decimal point as English
-// writes them).
-std::set<double> numbers_in(std::string_view text) {
-    std::set<double> out;
-    for (std::size_t i = 0; i < text.size();) {
-        if (!is_digit(text[i])) {
-            ++i;
-            continue;
-        }
-        std::string digits;
-        while (i < text.size()) {
-            if (is_digit(text[i])) {
-                digits.push_back(text[i++]);
-            } else if ((text[i] == '.' || text[i] == ',') && i + 1 < text.size() &&
-                       is_digit(text[i + 1])) {
-                if (text[i] == '.') digits.push_back('.');
-                ++i;
-            } else {
-                break;
-            }
-        }
-        out.insert(std::strtod(digits.c_str(), nullptr));
-    }
-    return out;
-}
-
-bool yes_or_no(const std::string& normalised) { return normalised == "yes" || normalised == "no"; }
-
-template <typename T>
-bool disjoint(const std::set<T>& a, const std::set<T>& b) {
-    return std::none_of(a.begin(), a.end(), [&](const T& x) { return b.contains(x); });
-}
-
-template <typename T>
-bool subset(const std::set<T>& a, const std::set<T>& b) {
-    return std::all_of(a.begin(), a.end(), [&](const T& x) { return b.contains(x); });
-}
 
 // `text` before its shortest tail of space-separated words that normalises to `value` (trailing
 // spaces dropped); nullopt when no tail does.
@@ -67,25 +22,83 @@ std::optional<std::string> before_tail(std::string_view text, const std::string&
     return std::nullopt;
 }
 
-}  // namespace
+// A word of a sentence: lower-cased, where it starts, and whether it is written capitalised.
+struct SentenceWord {
+    std::string lower;
+    std::size_t start = 0;
+    bool capitalised = false;
+};
 
-bool values_disagree(std::string_view a, std::string_view b) {
-    const std::string x = text::normalize(a);
-    const std::string y = text::normalize(b);
-    if (x.empty() || y.empty() || x == y) return false;
-    if (text::words(x).size() > kMaxValueWords || text::words(y).size() > kMaxValueWords)
-        return false;
-    if (yes_or_no(x) || yes_or_no(y)) return yes_or_no(x) && yes_or_no(y);
-    const auto nx = numbers_in(a);
-    const auto ny = numbers_in(b);
-    if (!nx.empty() || !ny.empty()) return !nx.empty() && !ny.empty() && disjoint(nx, ny);
-    const auto sx_list = text::content_stems(x);
-    const auto sy_list = text::content_stems(y);
-    const std::set<std::string> sx(sx_list.begin(), sx_list.end());
-    const std::set<std::string> sy(sy_list.begin(), sy_list.end());
-    if (sx.empty() || sy.empty() || subset(sx, sy) || subset(sy, sx)) return false;
-    return disjoint(sx, sy);
+std::vector<SentenceWord> sentence_words(std::string_view sentence) {
+    std::vector<SentenceWord> out;
+    text::for_each_word(sentence, [&](std::string_view word, std::size_t start) {
+        const char first = sentence[start];
+        out.push_back({std::string(word), start, first >= 'A' && first <= 'Z'});
+    });
+    return out;
 }
+
+// Words that may stand between a relation word and its name ("designed by the ...").
+bool small_word(const std::string& w) {
+    static const std::set<std::string> kSmall = {"by",  "in",   "at", "of",  "to", "from",
+                                                 "for", "with", "as", "the", "a",  "an"};
+    return kSmall.contains(w);
+}
+
+// Words that open another clause between the subject and a relation word: the relation is then
+// another thing's ("... near Marrow Hall, which was designed by ...").
+bool clause_word(const std::string& w) {
+    return w == "which" || w == "that" || w == "who" || w == "whose" || w == "where" ||
+           w == "and" || w == "but" || w == "while";
+}
+
+// The index of the first word after the first place `subject_words` run in `words`; nullopt
+// when they do not.
+std::optional<std::size_t> after_subject(const std::vector<SentenceWord>& words,
+                                         const std::vector<std::string>& subject_words) {
+    if (subject_words.empty() || words.size() < subject_words.size()) return std::nullopt;
+    for (std::size_t i = 0; i + subject_words.size() <= words.size(); ++i) {
+        bool match = true;
+        for (std::size_t k = 0; k < subject_words.size() && match; ++k)
+            match = words[i + k].lower == subject_words[k];
+        if (match) return i + subject_words.size();
+    }
+    return std::nullopt;
+}
+
+// The capitalised run of words from `j` on, in the sentence's own spelling ("" when none).
+std::string name_from(std::string_view sentence, const std::vector<SentenceWord>& words,
+                      std::size_t j) {
+    std::string name;
+    for (; j < words.size() && words[j].capitalised; ++j) {
+        const auto& w = words[j];
+        if (!name.empty()) name += ' ';
+        name += sentence.substr(w.start, w.lower.size());
+    }
+    return name;
+}
+
+// The sentences of a passage: split after '.', '!' or '?' followed by a space, and at line ends.
+std::vector<std::string_view> sentences_of(std::string_view passage) {
+    std::vector<std::string_view> out;
+    std::size_t begin = 0;
+    for (std::size_t i = 0; i < passage.size(); ++i) {
+        const char c = passage[i];
+        const bool end = c == '\n' || ((c == '.' || c == '!' || c == '?') &&
+                                       (i + 1 == passage.size() || passage[i + 1] == ' '));
+        if (!end) continue;
+        if (i > begin) out.push_back(passage.substr(begin, i - begin));
+        begin = i + 1;
+    }
+    if (begin < passage.size()) out.push_back(passage.substr(begin));
+    return out;
+}
+
+bool has_digit(std::string_view s) {
+    return std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
 
 std::optional<EvidenceValue> edge_answer_value(std::string_view answer,
                                                const schema::RagCitation& ground) {
@@ -101,6 +114,59 @@ std::optional<EvidenceValue> edge_answer_value(std::string_view answer,
     out.value = std::string(answer);
     out.selection = ground.selection;
     out.sources = {ground.chunk.empty() ? ground.document : ground.chunk};
+    return out;
+}
+
+std::optional<std::string> sentence_rival_name(std::string_view sentence, std::string_view subject,
+                                               std::string_view predicate, std::string_view value) {
+    // How far after the subject the relation word may stand ("was first designed by").
+    constexpr std::size_t kMaxGap = 4;
+    const std::string padded = " " + text::normalize(sentence) + " ";
+    const std::string said = text::normalize(value);
+    if (said.empty() || text::contains_phrase(padded, said)) return std::nullopt;
+    const auto words = sentence_words(sentence);
+    const auto from = after_subject(words, text::words(subject));
+    if (!from) return std::nullopt;
+    std::set<std::string> cues;
+    for (auto& stem : text::content_stems(predicate)) cues.insert(std::move(stem));
+    for (const auto& stem : text::content_stems(subject)) cues.erase(stem);
+    if (cues.empty()) return std::nullopt;
+    for (std::size_t i = *from; i < words.size() && i <= *from + kMaxGap; ++i) {
+        const auto& w = words[i];
+        const std::size_t gap_start = words[i - 1].start + words[i - 1].lower.size();
+        if (words[i].capitalised || clause_word(w.lower) ||
+            sentence.substr(gap_start, w.start - gap_start).find_first_of(",;:()") !=
+                std::string_view::npos)
+            return std::nullopt;
+        if (!cues.contains(text::stem(w.lower))) continue;
+        std::size_t j = i + 1;
+        for (std::size_t skipped = 0; j < words.size() && skipped < 3 && small_word(words[j].lower);
+             ++skipped)
+            ++j;
+        const std::string name = name_from(sentence, words, j);
+        if (name.empty() || !values_disagree(value, name)) return std::nullopt;
+        return name;
+    }
+    return std::nullopt;
+}
+
+std::vector<EvidenceValue> disputing_sentences(const EvidenceValue& fact,
+                                               const std::vector<schema::RagCitation>& passages) {
+    std::vector<EvidenceValue> out;
+    if (fact.subject.empty() || fact.predicate.empty() || has_digit(fact.value)) return out;
+    for (const auto& passage : passages) {
+        for (const auto sentence : sentences_of(passage.text)) {
+            auto rival = sentence_rival_name(sentence, fact.subject, fact.predicate, fact.value);
+            if (!rival) continue;
+            out.push_back({{},
+                           {},
+                           std::move(*rival),
+                           passage.selection,
+                           {passage.chunk.empty() ? passage.document : passage.chunk},
+                           0});
+            break;
+        }
+    }
     return out;
 }
 

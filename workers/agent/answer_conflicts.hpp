@@ -10,17 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "reasoner/value_disagreement.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
 
 namespace glassbox::agent {
 
-// True only when `a` and `b` plainly give different values, compared by type: numbers (years,
-// counts, dates' parts) disagree when the two share no number; yes and no disagree; names
-// (neither holding a number) disagree when they share no content word. Anything else (equal
-// once normalised, one name inside the other, a number against a name, a partial overlap, a
-// long phrase) is not called a conflict: a false conflict lowers a right answer's confidence.
-bool values_disagree(std::string_view a, std::string_view b);
+// The typed, conservative comparison of two values (reasoner/value_disagreement.hpp).
+using reasoner::values_disagree;
 
 // One value the evidence gives for the question, with what the answer can cite it by.
 struct EvidenceValue {
@@ -39,6 +36,23 @@ struct EvidenceValue {
 // together; the predicate stays ""); the selection and source are the edge's; not numbered.
 std::optional<EvidenceValue> edge_answer_value(std::string_view answer,
                                                const schema::RagCitation& ground);
+
+// The name one document sentence gives for `subject`'s `predicate` when it is not `value` (a
+// name): the sentence names the subject, then, within a few lower-case words and no clause break
+// (no comma, no "which"), a word of the predicate ("designed" for "designed by"), then after at
+// most three small words ("by", "the") a run of capitalised words, the rival name, which
+// values_disagree with `value`. Conservative: a sentence that names `value` anywhere (a second
+// person in another role beside it), a relation word not of this predicate ("built" for a
+// "designed by" fact), the subject after the relation, or no name right after it: nullopt.
+std::optional<std::string> sentence_rival_name(std::string_view sentence, std::string_view subject,
+                                               std::string_view predicate, std::string_view value);
+
+// Each of `passages`' sentences that gives `fact` (a name value, its subject and predicate in
+// words) another name (sentence_rival_name), as a passage value cited by that passage's
+// selection and source (not numbered): at most one per passage. A value holding a number, or a
+// fact without a subject or predicate, is not checked here (values_disagree compares numbers).
+std::vector<EvidenceValue> disputing_sentences(const EvidenceValue& fact,
+                                               const std::vector<schema::RagCitation>& passages);
 
 // Every fact value against every passage value that values_disagree with it. The value `answer`
 // gives (normalised equal) is the stated one, the other the rival; a pair whose values the

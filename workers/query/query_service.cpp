@@ -16,6 +16,7 @@
 #include "text/reference_resolution.hpp"
 #include "workers/query/answer_provenance.hpp"
 #include "workers/query/collection_signals.hpp"
+#include "workers/query/engine_disagreement.hpp"
 #include "workers/query/llm_reflection.hpp"
 #include "workers/query/router.hpp"
 #include "workers/runtime/collection_check.hpp"
@@ -337,6 +338,8 @@ json runs_json(const std::vector<EngineRun>& runs, const std::string& question) 
                   {"reflection", r.reflection.method},
                   {"duration_ms", r.duration.count()}};
         if (r.query != question) item["query"] = r.query;
+        // The engine's own calibrated confidence (the FINAL's may be lowered after: conflicts).
+        if (r.confidence) item["confidence"] = *r.confidence;
         if (!r.reflection.fallback.empty()) item["reflection_fallback"] = r.reflection.fallback;
         if (!r.session.empty()) item["session"] = r.session;
         if (r.error) item["error"] = schema::encode(*r.error);
@@ -592,20 +595,25 @@ private:
         return sent(context_.send_partial(replay));
     }
 
-    // The Conclusion (with the winner's reflection and the trace's end), then the FINAL.
+    // The Conclusion (with the winner's reflection and the trace's end), then the FINAL. After an
+    // escalation, another engine's short answer that disagrees with the winner's is a conflict
+    // between the engines (engine_disagreement.hpp): in the answer, its confidence and the
+    // Conclusion.
     void conclude(std::size_t winner) {
         const EngineRun& won = runs_[winner];
         const auto provenance = answer_provenance(decision_, runs_, winner);
         const auto started = SteadyClock::now();
+        json body = final_body(won, provenance);
+        const auto confidence = add_engine_conflicts(body, engine_conflicts(runs_, winner));
         auto triples = explain::routed_conclusion(
             run_, step_info(started, won.last_step.empty() ? parent_ : won.last_step),
-            explain::StoredText{string_of(won.final, "response"), std::nullopt}, provenance,
+            explain::StoredText{string_of(body, "response"), std::nullopt}, provenance,
             won.evidence.short_answer);
         const auto reflected = explain::reflection(run_.conclusion(), won.reflection);
         triples.insert(triples.end(), reflected.begin(), reflected.end());
         // The winner's confidence, on the concluding step of the whole run too, with the
-        // conflicts its answer reported (gb:Conflict, docs/confidence.md §6).
-        if (const auto confidence = explain::answer_confidence_of(won.final)) {
+        // conflicts its answer reported and the engines' (gb:Conflict, docs/confidence.md §6).
+        if (confidence) {
             const auto stated = explain::conclusion_confidence(run_, *confidence);
             triples.insert(triples.end(), stated.begin(), stated.end());
         }
@@ -615,7 +623,7 @@ private:
         if (!sent(trace_.send(run_.conclusion(), std::move(triples),
                               runtime::ExplainState::kComplete)))
             return;
-        (void)context_.reply(final_body(won, provenance));
+        (void)context_.reply(body);
     }
 
     json final_body(const EngineRun& won, const explain::AnswerProvenance& provenance) {

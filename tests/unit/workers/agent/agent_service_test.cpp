@@ -140,6 +140,14 @@ protected:
         AgentConfig scripted;
         scripted.llm_service = "llm-scripted";
         cluster_->add_worker("agent-scripted", make_agent_handler(scripted, default_tools()));
+        // A graph RAG whose answer reports two of its facts disagreeing (as workers/rag does),
+        // and a planner agent whose knowledge-query asks it.
+        cluster_->add_worker("graph-disputing", [](runtime::RequestContext& context) {
+            (void)context.reply(kGraphDispute);
+        });
+        AgentConfig disputed = planner;
+        disputed.graph_rag_service = "graph-disputing";
+        cluster_->add_worker("agent-graph-disputed", make_agent_handler(disputed, default_tools()));
         // A trace service that knows one conversation ("s1") and fails for "broken".
         cluster_->add_worker("trace", [](runtime::RequestContext& context) {
             const json& body = context.body();
@@ -174,6 +182,44 @@ protected:
     }
 
     static std::shared_ptr<ScriptedModel> model_;
+
+    // graph-rag's FINAL: 1879 from one file, 1881 from another; its confidence, 0.6 before, halved
+    // by the conflict (feature "conflict" 0.5).
+    static inline const json kGraphDispute = {
+        {"response",
+         "Saltspire Light was built in 1879 [1].\n\nSources disagree on this: [1] gives 1879; [2] "
+         "gives 1881."},
+        {"answer", "1879"},
+        {"answer_selections", {"urn:glassbox:graph-run:focus:edge:0"}},
+        {"citations",
+         {{{"n", 1},
+           {"kind", "edge"},
+           {"text", "Saltspire Light was built in year 1879"},
+           {"document", "file:///register.ttl"},
+           {"selection", "urn:glassbox:graph-run:focus:edge:0"},
+           {"tier", 1}},
+          {{"n", 2},
+           {"kind", "edge"},
+           {"text", "Saltspire Light was built in year 1881"},
+           {"document", "file:///later.ttl"},
+           {"selection", "urn:glassbox:graph-run:focus:edge:1"},
+           {"tier", 3}}}},
+        {"confidence", 0.3},
+        {"calibrator", "test"},
+        {"evidence",
+         {{{"name", "margin"}, {"value", 0.2}},
+          {{"name", "conflict"}, {"value", 0.5}, {"effect", -1.25}}}},
+        {"conflicts",
+         {{{"subject", "Saltspire Light"},
+           {"predicate", "was built in year"},
+           {"stated", "1879"},
+           {"rival", "1881"},
+           {"stated_sources", {"file:///register.ttl"}},
+           {"rival_sources", {"file:///later.ttl"}},
+           {"stated_selection", "urn:glassbox:graph-run:focus:edge:0"},
+           {"rival_selection", "urn:glassbox:graph-run:focus:edge:1"}}}},
+        {"end_of_stream", true},
+        {"end_of_session", true}};
 };
 
 std::shared_ptr<ScriptedModel> AgentServiceTest::model_;
@@ -433,6 +479,50 @@ TEST_F(AgentServiceTest, InvalidRequestsAreTypedErrors) {
                     replies.back().error->type == base::ErrorType::kDecodeError)
             << replies.back().error->describe();
     }
+}
+
+// Issue 35: graph RAG's answer reported two of its facts disagreeing; the agent that states that
+// answer carries the conflict over: in its FINAL, its answer's note (both citations, numbered as
+// the agent numbers them), its Conclusion's gb:Conflict, and its confidence, lowered once (the
+// tool's confidence is taken as it was before its own conflict lowered it).
+TEST_F(AgentServiceTest, AConflictGraphRagReportedIsCarriedIntoTheAgentsAnswer) {
+    json body = agent_request("When was Saltspire Light built?", "fam");
+    body["tools"] = {"knowledge-query"};
+    const auto replies = cluster_->request("agent-graph-disputed", body);
+    const auto& final = replies.back();
+    ASSERT_EQ(final.kind, bus::ReplyKind::kFinal)
+        << (final.error ? final.error->describe() : final.body.dump());
+    EXPECT_EQ(final.body["answer"], "1879") << final.body.dump();
+    ASSERT_EQ(final.body["conflicts"].size(), 1u) << final.body.dump();
+    EXPECT_EQ(final.body["conflicts"][0]["stated"], "1879");
+    EXPECT_EQ(final.body["conflicts"][0]["rival"], "1881");
+    const std::string response = final.body["response"];
+    EXPECT_NE(response.find("Sources disagree on this: [1] gives 1879; [2] gives 1881."),
+              std::string::npos)
+        << response;
+    EXPECT_EQ(response.find("Sources disagree"), response.rfind("Sources disagree"))
+        << "said once: " << response;
+    double rag_confidence = -1.0;
+    std::size_t conflict_features = 0;
+    for (const auto& f : final.body["evidence"]) {
+        if (f.value("name", "") == "rag_confidence") rag_confidence = f.value("value", -1.0);
+        if (f.value("name", "") == "conflict") {
+            ++conflict_features;
+            EXPECT_EQ(f.value("value", 0.0), 0.5);
+            EXPECT_LT(f.value("effect", 0.0), 0.0);
+        }
+    }
+    EXPECT_EQ(conflict_features, 1u) << final.body["evidence"].dump();
+    EXPECT_NEAR(rag_confidence, 0.6, 1e-9) << "graph RAG's, before its conflict lowered it";
+
+    const auto triples = trace_triples(replies);
+    const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    const auto conflicts = objects(triples, run->conclusion(), vocab::kConflictProperty);
+    ASSERT_EQ(conflicts.size(), 1u);
+    EXPECT_EQ(objects(triples, conflicts[0], vocab::kRivalValue), std::vector<std::string>{"1881"});
+    EXPECT_EQ(objects(triples, conflicts[0], vocab::kRivalSelection),
+              std::vector<std::string>{"urn:glassbox:graph-run:focus:edge:1"});
 }
 
 TEST_F(AgentServiceTest, ARequestMayNarrowTheTools) {

@@ -2,6 +2,9 @@
 // typed comparison of values, conservative where unsure, and which side the answer states.
 #include "workers/agent/answer_conflicts.hpp"
 
+#include <optional>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace glassbox::agent {
@@ -137,6 +140,83 @@ TEST(EdgeAnswerValueTest, AGraphAnswerAndADocumentThatDisagreeConflict) {
     EXPECT_EQ(found[0].rival_selection, "urn:sub:focus:chunk:0");
     EXPECT_EQ(found[0].stated_citation, 1u);
     EXPECT_EQ(found[0].rival_citation, 2u);
+}
+
+// Issue 35: a name fact against a document sentence about the same subject and relation.
+TEST(SentenceRivalNameTest, ASentenceGivingTheSameRelationAnotherNameIsADispute) {
+    EXPECT_EQ(sentence_rival_name("Greyhollow Light was designed by Tomas Heddle in 1890",
+                                  "Greyhollow Light", "designed by", "Ilse Varrow"),
+              std::optional<std::string>("Tomas Heddle"));
+    EXPECT_EQ(sentence_rival_name("The Greyhollow Light was first designed by the engineer "
+                                  "Tomas Heddle",
+                                  "Greyhollow Light", "designed by", "Ilse Varrow"),
+              std::nullopt)
+        << "'engineer' is a lower-case word before the name: no name right after the relation";
+    EXPECT_EQ(sentence_rival_name("Greyhollow Light, designed by Tomas Heddle, stands on the cape",
+                                  "Greyhollow Light", "designed by", "Ilse Varrow"),
+              std::nullopt)
+        << "a comma between the subject and the relation: a clause this check does not read";
+}
+
+TEST(SentenceRivalNameTest, ACompatibleNameInAnotherRoleIsNoDispute) {
+    EXPECT_EQ(sentence_rival_name("Greyhollow Light was built by Tomas Heddle", "Greyhollow Light",
+                                  "designed by", "Ilse Varrow"),
+              std::nullopt)
+        << "another relation: the builder, not the designer";
+    EXPECT_EQ(sentence_rival_name("Greyhollow Light was designed by Ilse Varrow and built by Tomas "
+                                  "Heddle",
+                                  "Greyhollow Light", "designed by", "Ilse Varrow"),
+              std::nullopt)
+        << "the sentence names the fact's value: the second name has another role";
+    EXPECT_EQ(sentence_rival_name("Greyhollow Light stands near Marrow Hall which was designed by "
+                                  "Tomas Heddle",
+                                  "Greyhollow Light", "designed by", "Ilse Varrow"),
+              std::nullopt)
+        << "the relation belongs to another thing";
+    EXPECT_EQ(sentence_rival_name("Tomas Heddle designed Greyhollow Light", "Greyhollow Light",
+                                  "designed by", "Ilse Varrow"),
+              std::nullopt)
+        << "the subject after the relation: not read (conservative)";
+    EXPECT_EQ(sentence_rival_name("Marrow Hall was designed by Tomas Heddle", "Greyhollow Light",
+                                  "designed by", "Ilse Varrow"),
+              std::nullopt)
+        << "another subject";
+    EXPECT_EQ(sentence_rival_name("Greyhollow Light was designed by Ilse Varrow's pupil Tomas",
+                                  "Greyhollow Light", "designed by", "Varrow"),
+              std::nullopt)
+        << "one name inside the other";
+}
+
+schema::RagCitation chunk_citation(std::string text, std::string selection) {
+    schema::RagCitation c;
+    c.kind = "chunk";
+    c.text = std::move(text);
+    c.chunk = "urn:chunk:" + selection;
+    c.selection = "urn:sub:focus:chunk:" + selection;
+    return c;
+}
+
+TEST(DisputingSentencesTest, OnlyThePassageThatDisputesTheNameIsARival) {
+    const EvidenceValue fact{"Greyhollow Light",      "designed by",         "Ilse Varrow",
+                             "urn:run:observation:1", {"file:///orrin.ttl"}, 1};
+    const auto found = disputing_sentences(
+        fact, {chunk_citation("Greyhollow Light was built by Tomas Heddle. It is white.", "0"),
+               chunk_citation("A storm came. Greyhollow Light was designed by Oskar Brenn.", "1")});
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].value, "Oskar Brenn");
+    EXPECT_EQ(found[0].selection, "urn:sub:focus:chunk:1");
+    EXPECT_EQ(found[0].sources, std::vector<std::string>{"urn:chunk:1"});
+    const auto conflicts = fact_passage_conflicts("Ilse Varrow", {fact}, found);
+    ASSERT_EQ(conflicts.size(), 1u);
+    EXPECT_EQ(conflicts[0].stated, "Ilse Varrow");
+    EXPECT_EQ(conflicts[0].rival, "Oskar Brenn");
+
+    const EvidenceValue year{"Greyhollow Light",      "built in", "1879",
+                             "urn:run:observation:1", {},         1};
+    EXPECT_TRUE(
+        disputing_sentences(year, {chunk_citation("Greyhollow Light was built in Orrin.", "0")})
+            .empty())
+        << "a number is compared as a number, not against a sentence's name";
 }
 
 }  // namespace

@@ -41,6 +41,43 @@ protected:
         QueryConfig disputed;
         disputed.agent_service = "disputing-agent";
         cluster_->add_worker("query-disputed", make_query_handler(disputed));
+        // Two engines asked one after the other: a weak graph-rag (1879, confidence 0.1) that
+        // the router escalates past, to an agent that answers 1881 or, agreeing, 1879.
+        cluster_->add_worker("weak-graph", [](runtime::RequestContext& context) {
+            (void)context.reply(engine_answer("1879", 0.1, "edge", "file:///register.ttl",
+                                              "urn:glassbox:graph-run:focus:edge:0"));
+        });
+        for (const std::string year : {"1881", "1879"}) {
+            cluster_->add_worker("agent-" + year, [year](runtime::RequestContext& context) {
+                (void)context.reply(engine_answer(year, 0.6, "chunk", "urn:chunk:harbour#0",
+                                                  "urn:glassbox:doc-run:focus:chunk:0"));
+            });
+            QueryConfig escalating;
+            escalating.graph_rag_service = "weak-graph";
+            escalating.agent_service = "agent-" + year;
+            escalating.max_escalations = 1;
+            cluster_->add_worker("query-escalating-" + year, make_query_handler(escalating));
+        }
+    }
+
+    // An engine's FINAL answering `year` with `confidence`, cited by one source.
+    static json engine_answer(const std::string& year, double confidence, const std::string& kind,
+                              const std::string& source, const std::string& selection) {
+        json citation{{"n", 1},
+                      {"kind", kind},
+                      {"selection", selection},
+                      {"tier", 1},
+                      {"text", "Saltspire Light was built in " + year}};
+        citation[kind == "chunk" ? "chunk" : "document"] = source;
+        return {{"response", "Saltspire Light was built in " + year + " [1]."},
+                {"answer", year},
+                {"answer_selections", {selection}},
+                {"citations", {citation}},
+                {"confidence", confidence},
+                {"calibrator", "test"},
+                {"evidence", {{{"name", "answered"}, {"value", 1.0}}}},
+                {"end_of_stream", true},
+                {"end_of_session", true}};
     }
 
     // The FINAL of an agent whose answer, 1879, a document disputes (as workers/agent reports it).
@@ -217,6 +254,68 @@ TEST_F(QueryServiceTest, TheConclusionCarriesTheConflictsTheEnginesAnswerReporte
         lowered = lowered || has(m.all, feature.as_iri().value, vocab::kFeatureName,
                                  schema::literal("conflict"));
     EXPECT_TRUE(lowered) << "the conflict feature is on the router's Conclusion too";
+}
+
+// Issue 35: escalated from a weak graph-rag (1879) to an agent that answers 1881, the router
+// keeps the better answer (the agent's) and says the engines disagree, citing both; its
+// confidence is halved (one source each side, feature "engine_conflict"), and its Conclusion
+// records the gb:Conflict with both engines' selections and sources.
+TEST_F(QueryServiceTest, TwoEnginesThatDisagreeAfterAnEscalationAreAConflict) {
+    const auto replies =
+        cluster_->request("query-escalating-1881",
+                          {{"query", "When was Saltspire Light built?"}, {"mode", "graph-rag"}});
+    const json& final = final_of(replies);
+    ASSERT_EQ(final["escalations"].size(), 1u) << final.dump();
+    EXPECT_EQ(final["engine"], "agent") << final.dump();
+    EXPECT_EQ(final["answer"], "1881");
+    ASSERT_EQ(final["conflicts"].size(), 1u) << final.dump();
+    EXPECT_EQ(final["conflicts"][0]["stated"], "1881");
+    EXPECT_EQ(final["conflicts"][0]["rival"], "1879");
+    ASSERT_EQ(final["citations"].size(), 2u) << "the graph engine's citation added";
+    EXPECT_EQ(final["citations"][1]["n"], 2);
+    EXPECT_EQ(final["citations"][1]["document"], "file:///register.ttl");
+    const std::string response = final["response"];
+    EXPECT_NE(
+        response.find("The engines disagree: agent gives 1881 [1]; graph-rag gives 1879 [2]."),
+        std::string::npos)
+        << response;
+    EXPECT_NEAR(final["confidence"].get<double>(), 0.3, 1e-9) << "0.6 halved";
+    bool lowered = false;
+    for (const auto& f : final["evidence"])
+        lowered =
+            lowered || (f.value("name", "") == "engine_conflict" && f.value("effect", 0.0) < 0.0);
+    EXPECT_TRUE(lowered) << final["evidence"].dump();
+
+    const auto m = messages(replies);
+    const auto run = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    const auto node = run->conflict("conclusion", 0);
+    EXPECT_EQ(objects(m.all, run->conclusion(), vocab::kConflictProperty),
+              std::vector<schema::Term>{schema::iri(node)});
+    EXPECT_TRUE(has(m.all, node, vocab::kStatedValue, schema::literal("1881")));
+    EXPECT_TRUE(has(m.all, node, vocab::kRivalValue, schema::literal("1879")));
+    EXPECT_TRUE(has(m.all, node, vocab::kStatedSelection,
+                    schema::iri("urn:glassbox:doc-run:focus:chunk:0")));
+    EXPECT_TRUE(has(m.all, node, vocab::kRivalSelection,
+                    schema::iri("urn:glassbox:graph-run:focus:edge:0")));
+    EXPECT_TRUE(has(m.all, node, vocab::kStatedSource, schema::iri("urn:chunk:harbour#0")));
+    EXPECT_TRUE(has(m.all, node, vocab::kRivalSource, schema::iri("file:///register.ttl")));
+    EXPECT_TRUE(has(m.all, run->conclusion(), vocab::kAnswerConfidence, schema::xsd_double(0.3)));
+}
+
+// The same escalation where both engines answer 1879: no conflict, the winner's confidence as
+// it gave it (no calibrator has a feature for two engines agreeing, so agreement raises nothing).
+TEST_F(QueryServiceTest, TwoEnginesThatAgreeAfterAnEscalationAreNoConflict) {
+    const auto replies =
+        cluster_->request("query-escalating-1879",
+                          {{"query", "When was Saltspire Light built?"}, {"mode", "graph-rag"}});
+    const json& final = final_of(replies);
+    ASSERT_EQ(final["escalations"].size(), 1u) << final.dump();
+    EXPECT_EQ(final["answer"], "1879");
+    EXPECT_FALSE(final.contains("conflicts")) << final.dump();
+    EXPECT_EQ(final["citations"].size(), 1u);
+    EXPECT_EQ(final["confidence"], 0.6);
+    EXPECT_EQ(final["response"], "Saltspire Light was built in 1879 [1].");
 }
 
 TEST_F(QueryServiceTest, AnUnknownCollectionIsTheEnginesNotFoundWithoutEscalating) {
