@@ -7,6 +7,7 @@
 // `invoke agent`.
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -417,6 +418,127 @@ TEST_F(AgentTest, AGraphRagAnswerADocumentDisputesIsReportedAndTheRouterConclude
     ASSERT_TRUE(confidence.has_value());
     EXPECT_NEAR(std::stod(*confidence), answer.value("confidence", -1.0), 1e-9);
     EXPECT_LE(answer.value("confidence", 1.0), 0.5) << "the agent's lowered confidence";
+}
+
+// Issue 35: graph RAG finds two of its own facts disagreeing (the sample's 1879 and a second
+// file's 1881 for Saltspire Light); the agent, asked with the knowledge-query tool alone, states
+// graph RAG's answer and carries the conflict over: both values with their citations in its
+// answer, the conflict in its FINAL and on its Conclusion (both sides graph-rag's edge
+// selections), and its confidence lowered by the "conflict" feature once.
+TEST_F(AgentTest, AConflictGraphRagFoundAmongItsFactsIsCarriedIntoTheAgentsAnswer) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const auto file = dir() / "later-register.ttl";
+    std::ofstream(file) << R"ttl(@prefix : <https://glassbox.dev/sample/orrin/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+:SaltspireLight :yearBuilt "1881"^^xsd:gYear .
+)ttl";
+    const auto loaded = glassbox({"load", "rdf", file.string(), "--tier", "3"});
+    ASSERT_TRUE(loaded.status.exited && loaded.status.code == 0) << loaded.err;
+    const auto a = ask({{"question", "When was Saltspire Light built?"},
+                        {"tools", {"knowledge-query"}},
+                        {"streaming", true}});
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    const json& final = *a.run.final;
+    // Graph RAG's answer names the value it states first (the synthesis may name both).
+    const std::string answer = final.value("answer", "");
+    ASSERT_EQ(final["conflicts"].size(), 1u) << final.dump();
+    const json& conflict = final["conflicts"][0];
+    const std::string stated = conflict.value("stated", "");
+    const std::string other = conflict.value("rival", "");
+    EXPECT_EQ((std::set<std::string>{stated, other}), (std::set<std::string>{"1879", "1881"}))
+        << conflict.dump();
+    EXPECT_TRUE(answer.starts_with(stated)) << final.dump();
+    EXPECT_NE(conflict.value("subject", "").find("Saltspire Light"), std::string::npos);
+    const std::string response = final.value("response", "");
+    EXPECT_NE(response.find("Sources disagree on this: ["), std::string::npos) << response;
+    EXPECT_NE(response.find("gives " + stated + "; ["), std::string::npos) << response;
+    EXPECT_NE(response.find("gives " + other + "."), std::string::npos) << response;
+    ASSERT_EQ(final["citations"].size(), 2u) << final.dump();
+    for (const auto& c : final["citations"])
+        EXPECT_NE(response.find("[" + std::to_string(c.value("n", 0)) + "] gives"),
+                  std::string::npos)
+            << "each side cited by its number: " << response;
+    EXPECT_EQ(response.find("Sources disagree"), response.rfind("Sources disagree"))
+        << "said once: " << response;
+    std::size_t lowered = 0;
+    for (const auto& f : final["evidence"])
+        if (f.value("name", "") == "conflict" && f.value("effect", 0.0) < 0.0) ++lowered;
+    EXPECT_EQ(lowered, 1u) << final["evidence"].dump();
+
+    const TraceGraph graph(a.run.explains);
+    const auto conclusion = schema::iri(rag::step_uris(a.run).back());
+    const auto conflicts = graph.values(conclusion, vocab::kConflictProperty);
+    ASSERT_EQ(conflicts.size(), 1u);
+    EXPECT_EQ(graph.text(conflicts[0], vocab::kRivalValue), std::optional<std::string>(other));
+    for (const auto* side : {&vocab::kStatedSelection, &vocab::kRivalSelection}) {
+        const auto selection = graph.values(conflicts[0], *side);
+        ASSERT_EQ(selection.size(), 1u);
+        EXPECT_NE(selection[0].as_iri().value.find(":focus:edge:"), std::string::npos)
+            << "a graph-rag sub-run's edge selection: " << selection[0].as_iri().value;
+    }
+}
+
+// Issue 35: the router asked graph RAG (1879, from the fact file) and, its answer below the
+// certainty asked for (threshold 1), escalated (past an agent no worker serves) to document RAG
+// (1881, from the harbour register). The two engines' answers disagree: the router's answer says so
+// with both engines' citations, its FINAL and Conclusion carry the gb:Conflict, and its confidence
+// is the winner's lowered by the "engine_conflict" feature.
+TEST_F(AgentTest, TwoEnginesThatDisagreeAfterAnEscalationAreReportedByTheRouter) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline(
+        "graph-rag",
+        {{"query", {"--confidence-threshold", "1", "--agent-service", "no-agent-here"}}}));
+    ASSERT_NO_FATAL_FAILURE(load_dispute());
+    const auto routed = ask({{"query", "When was Saltspire Light built?"},
+                             {"mode", "graph-rag"},
+                             {"collection", "dispute"}},
+                            "query");
+    ASSERT_TRUE(routed.run.final.has_value()) << routed.run.describe();
+    const json& answer = *routed.run.final;
+    ASSERT_EQ(answer["escalations"].size(), 2u) << answer.dump();
+    const std::string engine = answer.value("engine", "");
+    ASSERT_TRUE(engine == "graph-rag" || engine == "document-rag") << answer.dump();
+    const std::string stated = engine == "graph-rag" ? "1879" : "1881";
+    const std::string rival = engine == "graph-rag" ? "1881" : "1879";
+    ASSERT_EQ(answer["conflicts"].size(), 1u) << answer.dump();
+    EXPECT_EQ(answer["conflicts"][0].value("stated", ""), stated) << answer.dump();
+    EXPECT_EQ(answer["conflicts"][0].value("rival", ""), rival) << answer.dump();
+    const std::string response = answer.value("response", "");
+    EXPECT_NE(response.find("The engines disagree: " + engine + " gives " + stated),
+              std::string::npos)
+        << response;
+    const std::string other = engine == "graph-rag" ? "document-rag" : "graph-rag";
+    const auto said = response.find("; " + other + " gives " + rival + " [");
+    ASSERT_NE(said, std::string::npos) << response;
+    const std::size_t n = std::stoul(response.substr(response.find('[', said) + 1));
+    ASSERT_EQ(answer["citations"].size(), n) << "the rival engine's citation, added last";
+    EXPECT_NE(answer["citations"][n - 1].dump().find(engine == "graph-rag" ? "harbour-register"
+                                                                           : "register.ttl"),
+              std::string::npos)
+        << answer["citations"].dump();
+    double winner_confidence = -1.0;
+    for (const auto& run : answer["runs"])
+        if (run.value("engine", "") == engine && run.contains("confidence"))
+            winner_confidence = run.value("confidence", -1.0);
+    bool lowered = false;
+    for (const auto& f : answer["evidence"])
+        lowered =
+            lowered || (f.value("name", "") == "engine_conflict" && f.value("effect", 0.0) < 0.0);
+    EXPECT_TRUE(lowered) << answer["evidence"].dump();
+    ASSERT_GE(winner_confidence, 0.0) << answer["runs"].dump();
+    EXPECT_LT(answer.value("confidence", 1.0), winner_confidence) << answer.dump();
+
+    const auto run = schema::explain::RunUris::from_uri(answer.value("session", ""));
+    ASSERT_TRUE(run);
+    const TraceGraph graph(routed.run.explains);
+    const auto conflicts = graph.values(schema::iri(run->conclusion()), vocab::kConflictProperty);
+    ASSERT_EQ(conflicts.size(), 1u) << "the router's Conclusion records the engines' conflict";
+    EXPECT_EQ(graph.text(conflicts[0], vocab::kStatedValue), std::optional<std::string>(stated));
+    EXPECT_EQ(graph.text(conflicts[0], vocab::kRivalValue), std::optional<std::string>(rival));
+    EXPECT_EQ(graph.values(conflicts[0], vocab::kStatedSelection).size(), 1u);
+    EXPECT_EQ(graph.values(conflicts[0], vocab::kRivalSelection).size(), 1u);
+    const auto confidence = graph.text(schema::iri(run->conclusion()), vocab::kAnswerConfidence);
+    ASSERT_TRUE(confidence.has_value());
+    EXPECT_NEAR(std::stod(*confidence), answer.value("confidence", -1.0), 1e-9);
 }
 
 // Issue 36: a count is a graph-query (the store's aggregate op), answered "2" with the count's
