@@ -187,7 +187,7 @@ TEST(SentenceRivalNameTest, ACompatibleNameInAnotherRoleIsNoDispute) {
         << "one name inside the other";
 }
 
-schema::RagCitation chunk_citation(std::string text, std::string selection) {
+schema::RagCitation chunk_citation(std::string text, const std::string& selection) {
     schema::RagCitation c;
     c.kind = "chunk";
     c.text = std::move(text);
