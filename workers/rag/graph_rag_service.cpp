@@ -433,10 +433,9 @@ private:
 
     // The edges of one hop, taken round-robin over the specific nodes' patterns, then over the
     // others', into the subgraph while it has room; the next frontier.
-    std::vector<FrontierNode> take_edges(Walk& walk, const ServiceCalls::Matches& matches,
+    std::vector<FrontierNode> take_edges(Walk& walk, ServiceCalls::Matches& matches,
                                          std::size_t first_general, std::uint32_t hop) {
-        const auto& results = matches.results;
-        HopTerms terms{matches, std::vector<TermId>(matches.terms.size(), kNoTermId)};
+        auto& results = matches.results;
         std::vector<FrontierNode> next;
         std::vector<std::size_t> cursor(results.size(), 0);
         for (const auto& [from, to] :
@@ -446,7 +445,7 @@ private:
                 progress = false;
                 for (std::size_t r = from; r < to && subgraph_.size() < query_.max_subgraph_size;
                      ++r) {
-                    if (take_next_edge(walk, r, terms, cursor[r], hop, next)) {
+                    if (take_next_edge(walk, r, results[r], cursor[r], hop, next)) {
                         if (matches.labelled) keep_labels(matches.labels[r], cursor[r] - 1);
                         progress = true;
                     }
@@ -456,34 +455,18 @@ private:
         return next;
     }
 
-    static constexpr TermId kNoTermId = static_cast<TermId>(-1);
-    // A hop's replies' terms and their numbers in this run, each numbered when first read (the
-    // numbers come in the order they did when every triple's terms were numbered as read).
-    struct HopTerms {
-        const ServiceCalls::Matches& matches;
-        std::vector<TermId> ids;  // by position in matches.terms; kNoTermId until read
-    };
-    TermId term_id(HopTerms& hop, std::uint32_t index) {
-        TermId& id = hop.ids[index];
-        if (id == kNoTermId) id = terms_.id(hop.matches.terms[index]);
-        return id;
-    }
-
-    // Takes the next edge of pattern `r`'s list from `cursor` that is new and not a label;
+    // Takes the next edge of pattern `r`'s `list` from `cursor` that is new and not a label;
     // false when the list has none left.
-    bool take_next_edge(Walk& walk, std::size_t r, HopTerms& terms, std::size_t& cursor,
+    bool take_next_edge(Walk& walk, std::size_t r, std::vector<Triple>& list, std::size_t& cursor,
                         std::uint32_t hop, std::vector<FrontierNode>& next) {
-        const auto& list = terms.matches.results[r];
-        const auto& term = terms.matches.terms;
         while (cursor < list.size()) {
-            const auto& t = list[cursor++];
+            Triple& t = list[cursor++];
             // Labels name nodes (the labels step reads them); they are not facts to rank.
-            const Term& p = term[t.p];
-            if (p.is_iri() && p.as_iri().value == schema::vocab::kRdfsLabel) continue;
-            const EdgeIds ids{term_id(terms, t.s), term_id(terms, t.p), term_id(terms, t.o)};
+            if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
+            const EdgeIds ids{terms_.id(t.s), terms_.id(t.p), terms_.id(t.o)};
             if (!walk.edges.insert(ids).second) continue;
             const std::size_t c = walk.frontier[r / 2].concept_index;
-            const Term& other = term[r % 2 == 0 ? t.o : t.s];
+            const Term& other = r % 2 == 0 ? t.o : t.s;
             const TermId here = r % 2 == 0 ? ids.s : ids.o;
             const TermId there = r % 2 == 0 ? ids.o : ids.s;
             if (expandable(other) && reach_first(walk, there)) {
@@ -492,8 +475,9 @@ private:
             const auto mask = concept_bit(c) | seed_mask(there);
             at_id(reach_, here) |= mask;
             at_id(reach_, there) |= mask;
-            subgraph_.push_back(FoundEdge{Triple{term[t.s], p, term[t.o], std::nullopt}, ids, c,
-                                          hop, list.size() >= query_.triple_limit});
+            t.graph.reset();
+            subgraph_.push_back(
+                FoundEdge{std::move(t), ids, c, hop, list.size() >= query_.triple_limit});
             return true;
         }
         return false;
@@ -501,12 +485,12 @@ private:
 
     // The labels the store gave with the edge just taken, `index` of its pattern's list (three
     // per triple), kept by term id.
-    void keep_labels(const std::vector<schema::JsonText>& names, std::size_t index) {
+    void keep_labels(std::vector<std::string>& names, std::size_t index) {
         const EdgeIds& ids = subgraph_.back().ids;
         const TermId parts[3] = {ids.s, ids.p, ids.o};
         for (std::size_t k = 0; k < 3; ++k) {
             auto& label = at_id(term_labels_, parts[k]);
-            if (!label) label = names[3 * index + k].str();
+            if (!label) label = std::move(names[3 * index + k]);
         }
     }
 

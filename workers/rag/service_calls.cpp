@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 
 #include "base/log.hpp"
 #include "schema/json_fast.hpp"
@@ -192,48 +191,35 @@ base::Result<ServiceCalls::Matches> ServiceCalls::triples_batch(
                 kOp, schema::TriplesQueryBatch{std::move(part), limit, collection_, with_labels}),
             kOp);
         if (!reply) return std::move(reply).error();
-        const std::string& text = matches.texts.emplace_back(std::move(reply->final_text));
-        auto decoded = schema::decode_triples_batch_terms(text);
+        auto decoded = schema::decode_text<schema::TriplesBatchResponse>(reply->final_text);
         if (!decoded) return bad_reply(config_.store_service, decoded.error());
         if (decoded->results.size() != last - first) {
             return make_error(ErrorType::kUpstreamError,
                               "store answered " + std::to_string(decoded->results.size()) +
                                   " results for " + std::to_string(last - first) + " patterns");
         }
-        if (!decoded->labelled) matches.labelled = false;
+        if (!decoded->labels) matches.labelled = false;
         if (matches.labelled) {
             if (auto r = check_labels(*decoded); !r) return r.error();
-            for (auto& names : decoded->labels) matches.labels.push_back(std::move(names));
-            matches.owned.push_back(std::move(decoded->owned));
+            for (auto& names : *decoded->labels) matches.labels.push_back(std::move(names));
         }
-        const auto offset = static_cast<std::uint32_t>(matches.terms.size());
-        std::move(decoded->terms.begin(), decoded->terms.end(), std::back_inserter(matches.terms));
-        for (auto& list : decoded->results) {
-            if (offset != 0) {
-                for (auto& t : list) {
-                    t.s += offset;
-                    t.p += offset;
-                    t.o += offset;
-                }
-            }
-            matches.results.push_back(std::move(list));
-        }
+        for (auto& list : decoded->results) matches.results.push_back(std::move(list));
     }
     if (!matches.labelled) matches.labels.clear();
     return matches;
 }
 
-base::Result<void> ServiceCalls::check_labels(const schema::TriplesBatchTerms& reply) const {
-    if (reply.labels.size() != reply.results.size()) {
+base::Result<void> ServiceCalls::check_labels(const schema::TriplesBatchResponse& reply) const {
+    if (reply.labels->size() != reply.results.size()) {
         return make_error(ErrorType::kUpstreamError,
-                          "store answered " + std::to_string(reply.labels.size()) +
+                          "store answered " + std::to_string(reply.labels->size()) +
                               " label lists for " + std::to_string(reply.results.size()) +
                               " results");
     }
     for (std::size_t i = 0; i < reply.results.size(); ++i) {
-        if (reply.labels[i].size() != 3 * reply.results[i].size()) {
+        if ((*reply.labels)[i].size() != 3 * reply.results[i].size()) {
             return make_error(ErrorType::kUpstreamError,
-                              "store answered " + std::to_string(reply.labels[i].size()) +
+                              "store answered " + std::to_string((*reply.labels)[i].size()) +
                                   " labels for the " + std::to_string(reply.results[i].size()) +
                                   " triples of result " + std::to_string(i));
         }

@@ -2,7 +2,6 @@
 // with every reply checked against its message type.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -16,7 +15,6 @@
 #include "base/result.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
-#include "schema/triples_batch_terms.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/runtime/request_context.hpp"
 
@@ -50,17 +48,10 @@ public:
     // of their terms too, in the same requests (labels[i]: subject, predicate and object of each
     // triple of results[i], as `labels` names them), unless the store gave none (one from before
     // the option: `labelled` false, and the caller asks `labels`).
-    // Each reply's distinct terms are decoded once (schema/triples_batch_terms): a hop's replies
-    // hold thousands of triples, of which the traversal takes a few, and repeat their terms.
     struct Matches {
-        std::vector<schema::Term> terms;  // every reply's, in order
-        std::vector<std::vector<schema::TriplesBatchTerms::TermIndexes>> results;  // into terms
-        std::vector<std::vector<schema::JsonText>> labels;  // string tokens, views of `texts`
+        std::vector<std::vector<schema::Triple>> results;
+        std::vector<std::vector<std::string>> labels;
         bool labelled = false;
-        // What the labels view: the replies' texts and the strings a slow read owned (deques:
-        // adding to them moves none, so the views stay valid).
-        std::deque<std::string> texts;
-        std::deque<std::deque<std::string>> owned;
     };
     base::Result<Matches> triples_batch(const std::vector<schema::TriplePattern>& patterns,
                                         std::uint32_t limit, bool with_labels = false);
@@ -92,7 +83,7 @@ private:
     template <typename Request>
     runtime::CallSpec store_text_call(std::string_view op, const Request& request) const;
     // A triples-batch reply's labels: one list per result, three labels per triple.
-    base::Result<void> check_labels(const schema::TriplesBatchTerms& reply) const;
+    base::Result<void> check_labels(const schema::TriplesBatchResponse& reply) const;
     base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources_reply(
         const runtime::CallResult& called, std::size_t facts) const;
     // context.call_all with the calls' time logged at debug level (component "rag").
