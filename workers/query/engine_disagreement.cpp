@@ -49,9 +49,9 @@ void side_of(const EngineRun& run, const json& ground, std::string& selection,
 
 std::uint32_t citation_number(const json& citation) {
     const auto n = citation.is_object() ? citation.find("n") : citation.end();
-    return citation.is_object() && n != citation.end() && n->is_number_unsigned()
-               ? n->get<std::uint32_t>()
-               : 0;
+    if (!citation.is_object() || n == citation.end() || !n->is_number_integer()) return 0;
+    const auto value = n->get<std::int64_t>();
+    return value > 0 && value <= UINT32_MAX ? static_cast<std::uint32_t>(value) : 0;
 }
 
 }  // namespace
@@ -70,8 +70,9 @@ std::vector<EngineConflict> engine_conflicts(const std::vector<EngineRun>& runs,
             continue;
         const std::string rival = *other.evidence.short_answer;
         if (!reasoner::values_disagree(stated, rival)) continue;
+        // "1881" and "in 1881" are one rival value (not disagreeing is being the same here).
         const bool said = std::any_of(out.begin(), out.end(), [&](const EngineConflict& e) {
-            return text::normalize(e.conflict.rival) == text::normalize(rival);
+            return !reasoner::values_disagree(e.conflict.rival, rival);
         });
         if (said) continue;
         EngineConflict e;
