@@ -87,6 +87,7 @@ struct FieldList<QueryRequest> {
         field("session_id", &T::session_id),
         field("request_id", &T::request_id),
         iri_field("revision_of", &T::revision_of),
+        field("min_confidence", &T::min_confidence),
     };
 };
 

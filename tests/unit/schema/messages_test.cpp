@@ -163,6 +163,31 @@ TEST(QueryRequest, SessionIdNamesTheConversation) {
     EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
 }
 
+// Issue 35: the router's floor, passed on to its engines and applied to its own answer. A number
+// when given (its range is the query worker's to check: InvalidRequest there); absent, the
+// worker's query.min_confidence, and nothing on the wire.
+TEST(QueryRequest, MinConfidenceRoundTripsAndIsANumber) {
+    QueryRequest q;
+    q.query = "When was Saltspire Light built?";
+    EXPECT_FALSE(encode(q).contains("min_confidence"));
+    EXPECT_EQ(round_trip(q), q);
+    q.min_confidence = 0.45;
+    EXPECT_EQ(encode(q)["min_confidence"], 0.45);
+    EXPECT_EQ(round_trip(q), q);
+    q.min_confidence = 0.0;
+    EXPECT_EQ(round_trip(q).min_confidence, std::optional<double>(0.0)) << "0: never abstain";
+    auto given = decode_body<QueryRequest>(R"({"query":"t","min_confidence":1})");
+    ASSERT_TRUE(given.ok());
+    EXPECT_EQ(given->min_confidence, std::optional<double>(1.0));
+    auto null = decode_body<QueryRequest>(R"({"query":"t","min_confidence":null})");
+    ASSERT_TRUE(null.ok());
+    EXPECT_FALSE(null->min_confidence.has_value());
+    auto bad = decode_body<QueryRequest>(R"({"query":"t","min_confidence":"high"})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
+    EXPECT_EQ(bad.error().message.rfind("min_confidence", 0), 0u) << bad.error().message;
+}
+
 TEST(RagQueries, SessionIdRoundTrips) {
     GraphRagQuery g;
     g.query = "who?";
