@@ -40,6 +40,10 @@ struct QueryConfig {
     double confidence_threshold = 0.2;
     // An answer whose relevance is below this is escalated to the next engine.
     double relevance_threshold = 0.4;
+    // Below this calibrated confidence the router's answer says it does not know, what it found
+    // and why it is unsure (docs/confidence.md, abstention); a request's min_confidence
+    // overrides it, and is passed to the engines too. 0: never.
+    double min_confidence = 0.25;
     // At most this many escalations per question (the bound: 2).
     std::size_t max_escalations = 2;
     // The rule file (default: the built-in one) with the classifier's examples.

@@ -19,6 +19,7 @@
 #include "workers/query/engine_disagreement.hpp"
 #include "workers/query/llm_reflection.hpp"
 #include "workers/query/router.hpp"
+#include "workers/query/router_abstention.hpp"
 #include "workers/runtime/collection_check.hpp"
 
 namespace glassbox::query {
@@ -135,6 +136,8 @@ std::optional<base::Error> unknown_collection(runtime::RequestContext& context,
     return *run.error;
 }
 
+// The request's min_confidence goes to every engine: an answer the caller would not take from
+// the router is not taken from an engine either. Absent, each engine applies its own.
 json engine_body(const std::string& engine, const schema::QueryRequest& request,
                  const std::string& question, const std::string& parent,
                  const std::vector<std::string>& exclude) {
@@ -145,6 +148,7 @@ json engine_body(const std::string& engine, const schema::QueryRequest& request,
         q.collection = request.collection;
         q.parent_uri = parent;
         q.streaming = request.streaming;
+        q.min_confidence = request.min_confidence;
         return schema::encode(q);
     }
     if (engine == "agent") {
@@ -153,6 +157,7 @@ json engine_body(const std::string& engine, const schema::QueryRequest& request,
         q.collection = request.collection;
         q.session_id = request.session_id;
         q.parent_uri = parent;
+        q.min_confidence = request.min_confidence;
         // Not streaming: a streaming agent forwards its tools' explain messages as data, and the
         // reflection would then read more evidence than without streaming (its text is sent
         // whole once the FINAL is in, run_engine).
@@ -163,6 +168,7 @@ json engine_body(const std::string& engine, const schema::QueryRequest& request,
     q.collection = request.collection;
     q.parent_uri = parent;
     q.streaming = request.streaming;
+    q.min_confidence = request.min_confidence;
     return schema::encode(q);
 }
 
@@ -357,8 +363,8 @@ std::uint64_t token_sum(const std::vector<EngineRun>& runs, const char* key) {
     return sum;
 }
 
-// What a query request must be before a trace is opened: a bounded question with words, and a
-// request id the gateway would take.
+// What a query request must be before a trace is opened: a bounded question with words, a
+// request id the gateway would take, and a floor that is a probability.
 std::optional<base::Error> request_problem(const schema::QueryRequest& request,
                                            const QueryConfig& config) {
     if (request.query.size() > config.max_question_bytes) {
@@ -378,6 +384,11 @@ std::optional<base::Error> request_problem(const schema::QueryRequest& request,
         return make_error(ErrorType::kInvalidRequest,
                           "\"request_id\" must be 1-" + std::to_string(schema::kMaxRequestIdBytes) +
                               " printable ASCII characters without spaces");
+    }
+    if (request.min_confidence &&
+        !(*request.min_confidence >= 0.0 && *request.min_confidence <= 1.0)) {
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"min_confidence\" must be a number from 0 to 1");
     }
     return std::nullopt;
 }
@@ -598,17 +609,24 @@ private:
     // The Conclusion (with the winner's reflection and the trace's end), then the FINAL. After an
     // escalation, another engine's short answer that disagrees with the winner's is a conflict
     // between the engines (engine_disagreement.hpp): in the answer, its confidence and the
-    // Conclusion.
+    // Conclusion. Below the floor (the request's, else query.min_confidence) the answer then
+    // abstains (router_abstention.hpp), its short answer "" as an engine's is.
     void conclude(std::size_t winner) {
         const EngineRun& won = runs_[winner];
         const auto provenance = answer_provenance(decision_, runs_, winner);
         const auto started = SteadyClock::now();
         json body = final_body(won, provenance);
-        const auto confidence = add_engine_conflicts(body, engine_conflicts(runs_, winner));
+        const std::size_t own_citations = body.contains("citations") && body["citations"].is_array()
+                                              ? body["citations"].size()
+                                              : 0;
+        auto confidence = add_engine_conflicts(body, engine_conflicts(runs_, winner));
+        const bool abstained =
+            confidence &&
+            abstain_below_floor(body, *confidence, min_confidence(), won.confidence, own_citations);
         auto triples = explain::routed_conclusion(
             run_, step_info(started, won.last_step.empty() ? parent_ : won.last_step),
             explain::StoredText{string_of(body, "response"), std::nullopt}, provenance,
-            won.evidence.short_answer);
+            abstained ? std::optional<std::string>("") : won.evidence.short_answer);
         const auto reflected = explain::reflection(run_.conclusion(), won.reflection);
         triples.insert(triples.end(), reflected.begin(), reflected.end());
         // The winner's confidence, on the concluding step of the whole run too, with the
@@ -624,6 +642,11 @@ private:
                               runtime::ExplainState::kComplete)))
             return;
         (void)context_.reply(body);
+    }
+
+    // The floor of the router's answer: the request's, else the worker's.
+    double min_confidence() const {
+        return request_.min_confidence.value_or(config_.min_confidence);
     }
 
     json final_body(const EngineRun& won, const explain::AnswerProvenance& provenance) {

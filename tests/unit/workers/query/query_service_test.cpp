@@ -57,8 +57,43 @@ protected:
             escalating.agent_service = "agent-" + year;
             escalating.max_escalations = 1;
             cluster_->add_worker("query-escalating-" + year, make_query_handler(escalating));
+            // The same router with a floor of its own above the lowered confidence (0.3).
+            escalating.min_confidence = 0.5;
+            cluster_->add_worker("query-strict-" + year, make_query_handler(escalating));
         }
+        // Engines that answer with the request they were given, and a router that asks them
+        // without escalating.
+        QueryConfig echoing;
+        echoing.max_escalations = 0;
+        echoing.graph_rag_service = "echo-graph-rag";
+        echoing.document_rag_service = "echo-document-rag";
+        echoing.agent_service = "echo-agent";
+        for (const auto* service : {"echo-graph-rag", "echo-document-rag", "echo-agent"}) {
+            cluster_->add_worker(service, [](runtime::RequestContext& context) {
+                (void)context.reply(
+                    json{{"response", "The request, as given."}, {"request", context.body()}});
+            });
+        }
+        cluster_->add_worker("query-echo", make_query_handler(echoing));
+        // An agent that abstained itself, and a router that asks it alone.
+        cluster_->add_worker("abstaining-agent", [](runtime::RequestContext& context) {
+            json answer = engine_answer("1879", 0.1, "edge", "file:///register.ttl",
+                                        "urn:glassbox:agent-run:observation:0");
+            answer["response"] = kAgentAbstention;
+            answer["answer"] = "";
+            answer["abstained"] = true;
+            (void)context.reply(answer);
+        });
+        QueryConfig abstaining;
+        abstaining.agent_service = "abstaining-agent";
+        abstaining.max_escalations = 0;
+        cluster_->add_worker("query-abstaining", make_query_handler(abstaining));
     }
+
+    static inline const std::string kAgentAbstention =
+        "I do not know for sure. The evidence points to 1879, but its confidence, 10 % "
+        "(unlikely), is below the 25 % asked for; what lowered it most: a lookup came back "
+        "empty. What was found: Saltspire Light was built in 1879 [1].";
 
     // An engine's FINAL answering `year` with `confidence`, cited by one source.
     static json engine_answer(const std::string& year, double confidence, const std::string& kind,
@@ -67,7 +102,8 @@ protected:
                       {"kind", kind},
                       {"selection", selection},
                       {"tier", 1},
-                      {"text", "Saltspire Light was built in " + year}};
+                      {"text", "Saltspire Light was built in " + year},
+                      {"spans", {{{"start", 29}, {"end", 33}}}}};  // the year in the response
         citation[kind == "chunk" ? "chunk" : "document"] = source;
         return {{"response", "Saltspire Light was built in " + year + " [1]."},
                 {"answer", year},
@@ -318,6 +354,119 @@ TEST_F(QueryServiceTest, TwoEnginesThatAgreeAfterAnEscalationAreNoConflict) {
     EXPECT_EQ(final["response"], "Saltspire Light was built in 1879 [1].");
 }
 
+// Issue 35: the request's floor goes to whichever engine the router calls (an answer the caller
+// would not take from the router is not taken from an engine either); absent, none is sent and
+// each engine applies its own.
+TEST_F(QueryServiceTest, TheRequestsFloorIsPassedToEveryEngine) {
+    for (const std::string mode : {"graph-rag", "document-rag", "agent"}) {
+        const auto replies =
+            cluster_->request("query-echo", {{"query", "When was Saltspire Light built?"},
+                                             {"mode", mode},
+                                             {"min_confidence", 0.42}});
+        const json& final = final_of(replies);
+        EXPECT_EQ(final["engine"], mode) << final.dump();
+        const json& asked = final["request"];
+        EXPECT_EQ(asked.value(mode == "agent" ? "question" : "query", ""),
+                  "When was Saltspire Light built?")
+            << asked.dump();
+        EXPECT_EQ(asked["min_confidence"], 0.42) << mode << ": " << asked.dump();
+
+        const auto unset = cluster_->request(
+            "query-echo", {{"query", "When was Saltspire Light built?"}, {"mode", mode}});
+        EXPECT_FALSE(final_of(unset)["request"].contains("min_confidence"))
+            << mode << ": " << final_of(unset)["request"].dump();
+    }
+}
+
+// Issue 35: the engines' disagreement lowers the agent's 0.6 to 0.3, below the request's floor
+// (0.5, which the agent's own 0.6 passed): the router's answer says it does not know, what it
+// found (both engines' values, cited) and why, with no short answer; the winner's citation spans
+// move with its text; the Conclusion records the abstention as an engine's trace does.
+TEST_F(QueryServiceTest, BelowTheFloorAfterTheEnginesDisagreeTheRouterAbstains) {
+    const auto replies =
+        cluster_->request("query-escalating-1881", {{"query", "When was Saltspire Light built?"},
+                                                    {"mode", "graph-rag"},
+                                                    {"min_confidence", 0.5}});
+    const json& final = final_of(replies);
+    ASSERT_EQ(final["escalations"].size(), 1u) << final.dump();
+    EXPECT_EQ(final["engine"], "agent") << final.dump();
+    EXPECT_EQ(final["abstained"], true) << final.dump();
+    EXPECT_EQ(final["answer"], "");
+    EXPECT_TRUE(final["answer_selections"].empty());
+    EXPECT_NEAR(final["confidence"].get<double>(), 0.3, 1e-9);
+    const std::string response = final["response"];
+    const std::string note =
+        "I do not know for sure. The evidence points to 1881, but its confidence, 30 % "
+        "(unlikely), is below the 50 % asked for; what lowered it most: the engines disagree on "
+        "it. What was found: ";
+    EXPECT_EQ(response, note +
+                            "Saltspire Light was built in 1881 [1].\n\nThe engines disagree: agent "
+                            "gives 1881 [1]; graph-rag gives 1879 [2].");
+    ASSERT_EQ(final["citations"].size(), 2u) << final.dump();
+    ASSERT_EQ(final["citations"][0]["spans"].size(), 1u);
+    const auto start = final["citations"][0]["spans"][0]["start"].get<std::size_t>();
+    EXPECT_EQ(start, note.size() + 29) << "the agent's span, moved along its text";
+    EXPECT_EQ(response.substr(start, 4), "1881");
+    ASSERT_EQ(final["conflicts"].size(), 1u) << "the conflict is still reported";
+
+    const auto m = messages(replies);
+    const auto run = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(objects(m.all, run->conclusion(), vocab::kAbstained),
+              std::vector<schema::Term>{schema::xsd_boolean(true)});
+    EXPECT_EQ(objects(m.all, run->conclusion(), vocab::kShortAnswer),
+              std::vector<schema::Term>{schema::literal("")});
+    EXPECT_EQ(objects(m.all, run->conclusion(), vocab::kAnswerText),
+              std::vector<schema::Term>{schema::literal(response)});
+    EXPECT_TRUE(has(m.all, run->conclusion(), vocab::kAnswerConfidence, schema::xsd_double(0.3)));
+}
+
+// At or below the confidence the disagreement leaves (0.3), or with engines that agree (0.6),
+// the answer stands; the worker's own floor (query.min_confidence) applies to a request without
+// one, and a request's floor overrides it.
+TEST_F(QueryServiceTest, AtOrAboveTheFloorTheRouterStatesItsAnswer) {
+    const json question = {{"query", "When was Saltspire Light built?"}, {"mode", "graph-rag"}};
+    const auto with = [&](double floor) {
+        json body = question;
+        body["min_confidence"] = floor;
+        return body;
+    };
+    const auto states = [](const std::vector<rag::testing::StreamReply>& replies,
+                           const std::string& year) {
+        const json& final = final_of(replies);
+        EXPECT_FALSE(final.contains("abstained")) << final.dump();
+        EXPECT_EQ(final["answer"], year) << final.dump();
+        EXPECT_TRUE(final["response"].get<std::string>().starts_with("Saltspire Light was built"))
+            << final["response"];
+    };
+    states(cluster_->request("query-escalating-1881", with(0.25)), "1881");
+    states(cluster_->request("query-escalating-1881", with(0.3)), "1881");
+    states(cluster_->request("query-escalating-1879", with(0.5)), "1879");
+    states(cluster_->request("query-strict-1881", with(0.2)), "1881");
+
+    const auto strict = cluster_->request("query-strict-1881", question);
+    EXPECT_EQ(final_of(strict)["abstained"], true) << "the worker's floor, 0.5";
+    EXPECT_TRUE(final_of(strict)["response"].get<std::string>().starts_with(
+        "I do not know for sure. The evidence points to 1881"))
+        << final_of(strict)["response"];
+}
+
+// An engine that abstained itself is passed on as it answered: not abstained twice.
+TEST_F(QueryServiceTest, AnEnginesAbstentionIsNotAbstainedAgain) {
+    const auto replies = cluster_->request(
+        "query-abstaining",
+        {{"query", "When was Saltspire Light built?"}, {"mode", "agent"}, {"min_confidence", 0.5}});
+    const json& final = final_of(replies);
+    EXPECT_EQ(final["abstained"], true) << final.dump();
+    EXPECT_EQ(final["response"], kAgentAbstention);
+    EXPECT_EQ(final["citations"][0]["spans"][0]["start"], 29);
+    const auto m = messages(replies);
+    const auto run = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(objects(m.all, run->conclusion(), vocab::kAbstained),
+              std::vector<schema::Term>{schema::xsd_boolean(true)});
+}
+
 TEST_F(QueryServiceTest, AnUnknownCollectionIsTheEnginesNotFoundWithoutEscalating) {
     // Issue 31: escalating past it would hide the NotFound behind a weak answer of another engine.
     const auto replies = cluster_->request("query", {{"query", "Who coaches Cruz Azul FC?"},
@@ -356,6 +505,13 @@ TEST_F(QueryServiceTest, BadInputIsATypedErrorAndTheServiceKeepsServing) {
           "printable");
     check({{"query", "q"}, {"request_id", "line\nbreak"}}, base::ErrorType::kInvalidRequest,
           "request_id");
+    // The floor is a probability (issue 35).
+    check({{"query", "q"}, {"min_confidence", 1.5}}, base::ErrorType::kInvalidRequest,
+          "\"min_confidence\" must be a number from 0 to 1");
+    check({{"query", "q"}, {"min_confidence", -0.1}}, base::ErrorType::kInvalidRequest,
+          "min_confidence");
+    check({{"query", "q"}, {"min_confidence", "high"}}, base::ErrorType::kDecodeError,
+          "min_confidence");
     const auto replies = cluster_->request(
         "query", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
     EXPECT_EQ(replies.back().kind, bus::ReplyKind::kFinal);
