@@ -302,6 +302,10 @@ void add_query_options(CLI::App& cmd, InvokeOptions& options) {
                    "auto (route by rules, classifier, default), graph-rag, document-rag or agent")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "graph-rag", "document-rag", "agent"}));
+    cmd.add_option("--min-confidence", options.targets.query_min_confidence,
+                   "Below this calibrated confidence the answer says it does not know; passed to "
+                   "the engines too (default: the worker's query.min_confidence)")
+        ->check(CLI::Range(0.0, 1.0));
     add_session_option(cmd, options);
 }
 

@@ -51,6 +51,7 @@ void run_query_worker(const QueryOptions& options) {
     config.reflection = s.text("query.reflection");
     config.relevance_threshold = s.number("query.relevance_threshold");
     config.confidence_threshold = s.number("query.confidence_threshold");
+    config.min_confidence = s.number("query.min_confidence");
     config.max_escalations = static_cast<std::size_t>(s.integer("query.max_escalations"));
     config.collection_signals = !options.no_signals;
     config.explain = !explain_disabled();
@@ -71,6 +72,7 @@ void add_query_worker_command(CLI::App& worker_command) {
                     "Routing rule file (JSON, docs/query.md); default: the built-in rules");
     add_setting_option(*sub, "query.relevance_threshold", "--relevance-threshold");
     add_setting_option(*sub, "query.confidence_threshold", "--confidence-threshold");
+    add_setting_option(*sub, "query.min_confidence", "--min-confidence");
     // model-free (evidence coverage) or llm (the llm service's relevance-judge, falling back to
     // model-free; escalations then ask rephrase-query for the next engine's question).
     add_setting_option(*sub, "query.reflection", "--reflection");

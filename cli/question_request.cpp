@@ -29,6 +29,7 @@ json question_body(const QuestionRequest& request, const TargetParameters& targe
         query.query = request.question;
         query.mode =
             schema::query_mode_from_string(targets.mode).value_or(schema::QueryMode::kAuto);
+        query.min_confidence = targets.query_min_confidence;
         return encode_target(std::move(query), request);
     }
     if (request.service == schema::services::kAgent) {

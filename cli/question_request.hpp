@@ -23,12 +23,13 @@ struct QuestionRequest {
     std::optional<std::string> revision_of;
 };
 
-// Each target's own parameters (0: the worker's default); the query router's mode.
+// Each target's own parameters (0: the worker's default); the query router's mode and floor.
 struct TargetParameters {
     schema::GraphRagQuery graph_rag;
     schema::DocumentRagQuery document_rag;
     schema::AgentRequest agent;
     std::string mode = "auto";
+    std::optional<double> query_min_confidence;  // absent: the worker's query.min_confidence
 };
 
 // The encoded request body for `request.service`.

@@ -419,6 +419,10 @@ std::vector<Setting> glassbox_settings() {
                        "An answer without a calibrated confidence (or one a model judged) is "
                        "escalated below this relevance")
             .flag("--relevance-threshold"),
+        number_setting("query.min_confidence", 0.25, 0.0, 1.0,
+                       "Router: below this calibrated confidence (after the engines' disagreement "
+                       "lowered it) an answer says it does not know (0: never)")
+            .flag("--min-confidence"),
         integer_setting("query.max_escalations", 2, 0, 2, "Escalations per question at most")
             .flag("--max-escalations"),
         integer_setting("query.call_timeout_ms", 0, 0, kHourMs,

@@ -1,6 +1,7 @@
 // POST /api/v1/query: one question through the `query` router, answered as JSON or as SSE.
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "base/log.hpp"
 #include "base/utf8.hpp"
@@ -26,8 +27,8 @@ constexpr std::size_t kMaxQueryBytes =
     std::size_t{16} * 1024;  // the query worker's own bound (docs/query.md §1)
 constexpr std::size_t kMaxFieldBytes = 256;
 // `question` as the CLI names it; `query`, its older name, as an alias (query_answer.hpp).
-constexpr std::string_view kQueryFields[] = {"question",   "query",      "mode",
-                                             "collection", "session_id", "options"};
+constexpr std::string_view kQueryFields[] = {"question",   "query",   "mode",          "collection",
+                                             "session_id", "options", "min_confidence"};
 // JSON first: a client that names neither (or accepts anything) gets the answer whole.
 constexpr std::string_view kQueryMediaTypes[] = {kJsonMediaType, kEventStreamMediaType};
 
@@ -70,7 +71,18 @@ base::Result<schema::QueryMode> query_mode(const json& body) {
                                                       base::printable_utf8(*name) + "\"");
 }
 
-// The body checked and bounded: {question (or query), mode?, collection?, session_id?, options?}.
+// `min_confidence` as given (absent or null: the query worker's); a number from 0 to 1.
+base::Result<std::optional<double>> min_confidence(const json& body) {
+    const auto given = body.find("min_confidence");
+    if (given == body.end() || given->is_null()) return std::optional<double>();
+    if (!given->is_number() || !(given->get<double>() >= 0.0 && given->get<double>() <= 1.0))
+        return make_error(ErrorType::kInvalidRequest,
+                          "min_confidence must be a number from 0 to 1");
+    return std::optional<double>(given->get<double>());
+}
+
+// The body checked and bounded: {question (or query), mode?, collection?, session_id?,
+// min_confidence?, options?}.
 base::Result<QueryInput> query_input(json body) {
     if (auto known = only_known_fields(body, kQueryFields); !known) return known.error();
     if (auto named = take_question_alias(body); !named) return named.error();
@@ -88,6 +100,8 @@ base::Result<QueryInput> query_input(json body) {
     if (auto name = schema::validate_collection(*collection); !name) return name.error();
     auto session = optional_string(body, "session_id", kMaxFieldBytes);
     if (!session) return session.error();
+    auto floor = min_confidence(body);
+    if (!floor) return floor.error();
     if (const auto options = body.find("options");
         options != body.end() && !options->is_null() && !options->is_object())
         return make_error(ErrorType::kInvalidRequest, "options must be an object");
@@ -97,6 +111,7 @@ base::Result<QueryInput> query_input(json body) {
     input.request.mode = *mode;
     input.request.collection = *collection;
     input.request.session_id = *session;
+    input.request.min_confidence = *floor;
     input.summary = json{{"question", input.request.query},
                          {"mode", std::string(schema::to_string(*mode))},
                          {"collection", *collection}};

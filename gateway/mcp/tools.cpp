@@ -135,7 +135,14 @@ json resolve_intent_tool() {
            {"enum", {"auto", "graph-rag", "document-rag", "agent"}},
            {"description", "The engine; auto lets the query router decide (the default)."}}},
          {"collection", string_arg("The document collection to search (default: all).", 256)},
-         {"session_id", string_arg("A conversation id: the question is a turn of it.", 256)}},
+         {"session_id", string_arg("A conversation id: the question is a turn of it.", 256)},
+         {"min_confidence",
+          {{"type", "number"},
+           {"minimum", 0},
+           {"maximum", 1},
+           {"description",
+            "Below this calibrated confidence the answer says it does not know, what it found "
+            "and why it is unsure (default: the query worker's, 0.25)."}}}},
         {"question"});
     json output = resolve_intent_output();
     return {{"name", "resolve_intent"},

@@ -541,6 +541,72 @@ TEST_F(AgentTest, TwoEnginesThatDisagreeAfterAnEscalationAreReportedByTheRouter)
     EXPECT_NEAR(std::stod(*confidence), answer.value("confidence", -1.0), 1e-9);
 }
 
+// Issue 35: the same disagreement, asked of a router whose floor (--min-confidence 0.7) lies
+// between the confidence the disagreement leaves and the winning engine's own: the router's
+// answer abstains. It says it does not know and that the engines disagree, gives both values with
+// their citations, states no short answer, and its Conclusion records the abstention. A request's
+// floor below the lowered confidence overrides the worker's: the answer stands. (A request's floor
+// in between would not do: it goes to the engines too, and document-rag's 0.44 would abstain
+// below it, leaving no rival value to disagree with.)
+TEST_F(AgentTest, BelowTheFloorAfterTheEnginesDisagreeTheRouterAbstains) {
+    ASSERT_NO_FATAL_FAILURE(
+        start_pipeline("graph-rag", {{"query",
+                                      {"--confidence-threshold", "1", "--agent-service",
+                                       "no-agent-here", "--min-confidence", "0.7"}}}));
+    ASSERT_NO_FATAL_FAILURE(load_dispute());
+    json question = {{"query", "When was Saltspire Light built?"},
+                     {"mode", "graph-rag"},
+                     {"collection", "dispute"}};
+    const auto routed = ask(question, "query");
+    ASSERT_TRUE(routed.run.final.has_value()) << routed.run.describe();
+    const json& answer = *routed.run.final;
+    const std::string engine = answer.value("engine", "");
+    ASSERT_TRUE(engine == "graph-rag" || engine == "document-rag") << answer.dump();
+    double own = -1.0;  // the winning engine's own confidence
+    for (const auto& run : answer["runs"])
+        if (run.value("engine", "") == engine) own = run.value("confidence", -1.0);
+    const double lowered = answer.value("confidence", 1.0);
+    ASSERT_TRUE(lowered < 0.7 && own >= 0.7)
+        << "the floor is not between them: " << answer["runs"].dump();
+    EXPECT_EQ(answer.value("abstained", false), true) << answer.dump();
+    EXPECT_EQ(answer.value("answer", "?"), "");
+    const std::string stated_value = engine == "graph-rag" ? "1879" : "1881";
+    const std::string rival = engine == "graph-rag" ? "1881" : "1879";
+    const std::string response = answer.value("response", "");
+    EXPECT_TRUE(response.starts_with("I do not know for sure. The evidence points to " +
+                                     stated_value + ", but its confidence"))
+        << response;
+    EXPECT_NE(response.find("is below the 70 % asked for; what lowered it most: the engines "
+                            "disagree on it. What was found: "),
+              std::string::npos)
+        << response;
+    EXPECT_NE(response.find("The engines disagree: " + engine + " gives " + stated_value),
+              std::string::npos)
+        << response;
+    const std::string other = engine == "graph-rag" ? "document-rag" : "graph-rag";
+    const auto said = response.find("; " + other + " gives " + rival + " [");
+    ASSERT_NE(said, std::string::npos) << response;
+    const std::size_t n = std::stoul(response.substr(response.find('[', said) + 1));
+    ASSERT_EQ(answer["citations"].size(), n) << "the rival engine's citation, added last";
+    ASSERT_EQ(answer["conflicts"].size(), 1u) << answer.dump();
+
+    const auto run = schema::explain::RunUris::from_uri(answer.value("session", ""));
+    ASSERT_TRUE(run);
+    const TraceGraph graph(routed.run.explains);
+    const auto conclusion = schema::iri(run->conclusion());
+    EXPECT_EQ(graph.text(conclusion, vocab::kAbstained), std::optional<std::string>("true"));
+    EXPECT_EQ(graph.text(conclusion, vocab::kShortAnswer), std::optional<std::string>(""));
+    EXPECT_EQ(graph.text(conclusion, vocab::kAnswerText), std::optional<std::string>(response));
+    EXPECT_EQ(graph.values(conclusion, vocab::kConflictProperty).size(), 1u);
+
+    // The request's floor, under the lowered confidence and every engine's: the answer stands.
+    question["min_confidence"] = lowered / 2;
+    const auto stands = ask(question, "query");
+    ASSERT_TRUE(stands.run.final.has_value()) << stands.run.describe();
+    EXPECT_FALSE(stands.run.final->contains("abstained")) << stands.run.final->dump();
+    EXPECT_EQ(stands.run.final->value("answer", ""), stated_value);
+}
+
 // Issue 36: a count is a graph-query (the store's aggregate op), answered "2" with the count's
 // members named and the rows' facts cited.
 TEST_F(AgentTest, ACountIsAnsweredByAGraphQueryCitingTheRowsFacts) {

@@ -1886,11 +1886,21 @@ TEST_F(GatewayTest, CollectionsGraphsQuestionsAndModesAreCheckedBeforeTheBody) {
                        "one of auto, graph-rag, document-rag, agent");
         expect_refused(http("POST", "/api/v1/query", body, {"Accept: text/event-stream"}), "mode");
     }
+    // The answer's floor (issue 35) is a probability.
+    for (const json& floor : {json(1.5), json(-0.1), json("high"), json(true)}) {
+        const std::string body = json{{"query", "q"}, {"min_confidence", floor}}.dump();
+        expect_refused(http("POST", "/api/v1/query", body),
+                       "min_confidence must be a number from 0 to 1");
+    }
     // What passes these checks goes on (to a pipeline that is not there).
     const json passes{{"query", " q "}, {"mode", "auto"}, {"collection", "docs-1.v2"}};
     expect_problem(http("POST", "/api/v1/query", passes.dump()), 503, "UnknownService");
     expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}, {"mode", nullptr}}.dump()),
                    503, "UnknownService");
+    for (const json& floor : {json(0), json(0.5), json(1), json(nullptr)}) {
+        const std::string body = json{{"query", "q"}, {"min_confidence", floor}}.dump();
+        expect_problem(http("POST", "/api/v1/query", body), 503, "UnknownService");
+    }
 }
 
 // ---- Issue 30: hostile clients below HTTP --------------------------------------------------

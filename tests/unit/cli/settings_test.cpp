@@ -159,6 +159,9 @@ TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     const query::QueryConfig q;
     EXPECT_EQ(text("query.reflection"), q.reflection);
     EXPECT_DOUBLE_EQ(number("query.relevance_threshold"), q.relevance_threshold);
+    EXPECT_DOUBLE_EQ(number("query.min_confidence"), q.min_confidence);
+    EXPECT_DOUBLE_EQ(number("query.min_confidence"), number("rag.min_confidence"))
+        << "the router abstains where the engines do";
     EXPECT_EQ(integer("query.max_escalations"), static_cast<std::int64_t>(q.max_escalations));
     EXPECT_EQ(integer("query.reflection_timeout_ms"), ms(q.reflection_timeout));
 }

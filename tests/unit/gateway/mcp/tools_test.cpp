@@ -157,6 +157,18 @@ TEST_F(McpToolsTest, ResolveIntentTakesQueryAsAnotherNameForQuestion) {
     EXPECT_EQ(backend_.calls.size(), asked);
 }
 
+// Issue 35: the answer's floor is an argument of resolve_intent, a number from 0 to 1 that
+// reaches the backend (its range is checked there, as for POST /api/v1/query).
+TEST_F(McpToolsTest, ResolveIntentTakesTheAnswersFloor) {
+    const json& floor = tools_.list()["tools"][0]["inputSchema"]["properties"]["min_confidence"];
+    EXPECT_EQ(floor["type"], "number") << floor.dump();
+    EXPECT_EQ(floor["minimum"], 0);
+    EXPECT_EQ(floor["maximum"], 1);
+    EXPECT_FALSE(call("resolve_intent", {{"question", "Who?"}, {"min_confidence", 0.5}})["isError"]
+                     .get<bool>());
+    EXPECT_EQ(backend_.calls.back().args, (json{{"question", "Who?"}, {"min_confidence", 0.5}}));
+}
+
 TEST_F(McpToolsTest, ArgumentsThatBreakTheSchemaAreToolErrorsAndReachNoBackend) {
     expect_tool_error(call("resolve_intent", json::object()),
                       "InvalidRequest: missing argument 'question'");
