@@ -27,7 +27,7 @@ json answer() {
 
 // The doubt abstention_note names after "what lowered it most: ".
 std::string why(const json& body) {
-    const std::string text = body["response"];
+    std::string text = body["response"];
     const auto from = text.find("what lowered it most: ");
     const auto to = text.find(". What was found");
     if (from == std::string::npos || to == std::string::npos) return text;
