@@ -81,10 +81,21 @@ def raw_probe(url):
     if status != 200 or reply["result"]["isError"] or \
             not isinstance(reply["result"]["structuredContent"].get("runs"), list):
         failures.append("raw list_evaluations: %s %r" % (status, reply))
-    status, _, reply = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                             "params": {"name": "list_traces", "arguments": {"limit": 5}}}, in_session)
-    if status != 200 or reply["result"]["isError"] or not reply["result"]["structuredContent"]["sessions"]:
-        failures.append("raw list_traces: %s %r" % (status, reply))
+    # The question's trace is stored by the collector after its answer went out (it commits its
+    # deliveries in batches), so the listing is asked again until it shows the run.
+    def list_traces():
+        status, _, reply = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                 "params": {"name": "list_traces", "arguments": {"limit": 5}}}, in_session)
+        listed = status == 200 and not reply["result"]["isError"] and \
+            bool(reply["result"]["structuredContent"]["sessions"])
+        return status, reply, listed
+    last = [None]
+
+    def listed():
+        last[0] = list_traces()
+        return last[0][2]
+    if not interop_scripts.poll_until(listed, 10, 0.05):
+        failures.append("raw list_traces: %s %r" % (last[0][0], last[0][1]))
     status, _, _ = post({"jsonrpc": "2.0", "id": 3, "method": "ping"}, {**in_session, "origin": "http://evil.example"})
     if status != 403:
         failures.append("raw foreign Origin: %s, expected 403" % status)
