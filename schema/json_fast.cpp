@@ -500,6 +500,8 @@ std::string encode_text(const RagResponse& m) {
                          if (c.loaded_at) cited.string("loaded_at", *c.loaded_at);
                          if (c.max_age) cited.string("max_age", *c.max_age);
                          cited.uint("n", c.n);
+                         if (c.object) cited.string("object", *c.object);
+                         if (c.predicate) cited.string("predicate", *c.predicate);
                          cited.string("selection", c.selection);
                          append_array(cited.key("spans"), c.spans,
                                       [](std::string& s, const AnswerSpan& span) {
@@ -508,6 +510,7 @@ std::string encode_text(const RagResponse& m) {
                                           written.uint("start", span.start);
                                       });
                          if (c.stale) cited.boolean("stale", *c.stale);
+                         if (c.subject) cited.string("subject", *c.subject);
                          cited.string("text", c.text);
                          cited.uint("tier", c.tier);
                          cited.string("title", c.title);

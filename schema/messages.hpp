@@ -178,6 +178,12 @@ struct RagCitation {
     std::uint32_t tier = 0;         // data tier (1..4; 0: not known)
     std::string text;               // the cited fact ("s p o", labels) or sentence
     std::vector<AnswerSpan> spans;  // where the answer cites it
+    // An edge's fact in parts, its labels as `text` joins them ("Greyhollow Light", "was
+    // designed by", "Ilse Varrow"): a reader can compare a fact's subject and predicate with a
+    // document's sentence without splitting `text`. Absent for a chunk and from older writers.
+    std::optional<std::string> subject{};
+    std::optional<std::string> predicate{};
+    std::optional<std::string> object{};
     // Freshness (docs/knowledge.md §3): when the source was loaded, its own date when known,
     // and, when its collection declares a revalidation age (`max_age`, "90d"), that age and
     // whether the source is past it.

@@ -117,6 +117,9 @@ struct FieldList<RagCitation> {
         field("date", &T::date),
         field("max_age", &T::max_age),
         field("stale", &T::stale),
+        field("subject", &T::subject),
+        field("predicate", &T::predicate),
+        field("object", &T::object),
     };
 };
 

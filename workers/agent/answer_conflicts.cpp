@@ -103,14 +103,23 @@ bool has_digit(std::string_view s) {
 std::optional<EvidenceValue> edge_answer_value(std::string_view answer,
                                                const schema::RagCitation& ground) {
     if (ground.kind != "edge") return std::nullopt;
-    const std::string fact = text::normalize(ground.text);
     const std::string value = text::normalize(answer);
-    if (value.empty() || fact.size() <= value.size() || !fact.ends_with(" " + value))
-        return std::nullopt;
+    if (value.empty()) return std::nullopt;
     EvidenceValue out;
-    auto subject = before_tail(ground.text, value);
-    if (!subject || subject->empty()) return std::nullopt;
-    out.subject = std::move(*subject);
+    if (ground.subject && ground.predicate && ground.object) {
+        // The fact in parts (graph-rag's citations since issue 35): its object must be the answer.
+        if (ground.subject->empty() || text::normalize(*ground.object) != value)
+            return std::nullopt;
+        out.subject = *ground.subject;
+        out.predicate = *ground.predicate;
+    } else {
+        // An older citation: the fact as one text, whose tail is the answer.
+        const std::string fact = text::normalize(ground.text);
+        if (fact.size() <= value.size() || !fact.ends_with(" " + value)) return std::nullopt;
+        auto subject = before_tail(ground.text, value);
+        if (!subject || subject->empty()) return std::nullopt;
+        out.subject = std::move(*subject);
+    }
     out.value = std::string(answer);
     out.selection = ground.selection;
     out.sources = {ground.chunk.empty() ? ground.document : ground.chunk};

@@ -30,10 +30,12 @@ struct EvidenceValue {
 };
 
 // graph-rag's short answer `answer` as a fact's value, from `ground`, the citation it came from:
-// only when that is an edge whose text ("subject predicate object", in words) ends with the
-// answer, so a list answer or a value the synthesis composed is never compared. The subject is
-// the text before the value (the citation gives the fact as one text: its subject and predicate
-// together; the predicate stays ""); the selection and source are the edge's; not numbered.
+// only when that is an edge whose object is the answer, so a list answer or a value the synthesis
+// composed is never compared. The subject and predicate are the citation's (graph-rag gives an
+// edge's fact in parts), so a name value can be checked against document sentences
+// (disputing_sentences). A citation without the parts (an older writer) gives the fact as one
+// text: it must end with the answer, the subject is the text before it and the predicate stays
+// "" (no sentence check). The selection and source are the edge's; not numbered.
 std::optional<EvidenceValue> edge_answer_value(std::string_view answer,
                                                const schema::RagCitation& ground);
 

@@ -29,6 +29,17 @@ bool separated_after(std::string_view text, std::size_t at) {
     return after.starts_with(", ") || after.starts_with(" and ");
 }
 
+// A looked-up fact's subject, predicate and object as the citation's parts, when its text is
+// them joined (as the lookup's observation wrote it).
+void cite_fact_parts(schema::RagCitation& c, const ObservedFact& fact) {
+    if (fact.subject_label.empty() || fact.predicate_label.empty()) return;
+    const std::string head = fact.subject_label + " " + fact.predicate_label + " ";
+    if (!fact.text.starts_with(head) || fact.text.size() == head.size()) return;
+    c.subject = fact.subject_label;
+    c.predicate = fact.predicate_label;
+    c.object = fact.text.substr(head.size());
+}
+
 }  // namespace
 
 bool answer_names(std::string_view answer, std::string_view label) {
@@ -96,6 +107,7 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
         schema::RagCitation c;
         c.kind = "edge";
         c.text = chosen[i].text;
+        cite_fact_parts(c, chosen[i]);
         if (i < fact_sources.size() && !fact_sources[i].empty())
             schema::cite_fact_source(c, fact_sources[i].front());
         out.citations.push_back(std::move(c));

@@ -112,6 +112,11 @@ RagResponse sample_rag(std::size_t variant) {
             c.max_age = "90d";
             c.stale = variant % 2 == 0;
         }
+        if (variant % 2 == 1) {  // an edge's fact in parts (issue 35)
+            c.subject = tricky_strings()[(variant + 1) % tricky_strings().size()];
+            c.predicate = "was designed by";
+            c.object = tricky_strings()[(variant + 3) % tricky_strings().size()];
+        }
         m.citations = {c, c};
         m.citations[1].n = 2;
         m.citations[1].spans.clear();

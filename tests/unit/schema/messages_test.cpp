@@ -233,6 +233,40 @@ TEST(RagResponse, RoundTripWithTriplesAndError) {
     EXPECT_EQ(encode(r)["answer"], "Mara Quill");
 }
 
+// Issue 35: an edge citation carries its fact in parts (subject, predicate, object), so the
+// agent can check a graph-rag name fact against document sentences; a citation written without
+// them (a chunk, an older graph-rag) still decodes, and they stay out of its encoding.
+TEST(RagResponse, AnEdgeCitationCarriesItsFactInPartsAndOlderCitationsStillDecode) {
+    RagResponse r;
+    RagCitation edge;
+    edge.n = 1;
+    edge.kind = "edge";
+    edge.text = "Greyhollow Light was designed by Ilse Varrow";
+    edge.subject = "Greyhollow Light";
+    edge.predicate = "was designed by";
+    edge.object = "Ilse Varrow";
+    RagCitation chunk;
+    chunk.n = 2;
+    chunk.kind = "chunk";
+    chunk.text = "Greyhollow Light was designed by Tomas Heddle.";
+    r.citations = {edge, chunk};
+    EXPECT_EQ(round_trip(r), r);
+    const json body = encode(r);
+    EXPECT_EQ(body["citations"][0]["subject"], "Greyhollow Light");
+    EXPECT_EQ(body["citations"][0]["predicate"], "was designed by");
+    EXPECT_EQ(body["citations"][0]["object"], "Ilse Varrow");
+    EXPECT_FALSE(body["citations"][1].contains("subject")) << body.dump();
+    EXPECT_FALSE(body["citations"][1].contains("predicate")) << body.dump();
+    auto older = decode_body<RagResponse>(
+        R"({"citations":[{"n":1,"kind":"edge","text":"Greyhollow Light was designed by Ilse Varrow"}]})");
+    ASSERT_TRUE(older.ok()) << older.error().message;
+    ASSERT_EQ(older->citations.size(), 1u);
+    EXPECT_FALSE(older->citations[0].subject.has_value());
+    EXPECT_FALSE(older->citations[0].predicate.has_value());
+    auto bad = decode_body<RagResponse>(R"({"citations":[{"n":1,"subject":3}]})");
+    EXPECT_FALSE(bad.ok()) << "a subject that is not a string";
+}
+
 TEST(RagResponse, ErrorsInsideTriplesNameTheIndex) {
     json body = encode(RagResponse{});
     body["explain_triples"] = json::array({encode(sample_triple()), encode(sample_triple()),

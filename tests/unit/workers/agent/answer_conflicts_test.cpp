@@ -219,5 +219,62 @@ TEST(DisputingSentencesTest, OnlyThePassageThatDisputesTheNameIsARival) {
         << "a number is compared as a number, not against a sentence's name";
 }
 
+// Issue 35: graph-rag's edge citation gives its fact in parts; a name answer then has a subject
+// and predicate, and is checked against the documents' sentences as a looked-up fact is.
+schema::RagCitation edge_in_parts(std::string subject, std::string predicate, std::string object) {
+    auto c = edge_citation(subject + " " + predicate + " " + object);
+    c.subject = std::move(subject);
+    c.predicate = std::move(predicate);
+    c.object = std::move(object);
+    return c;
+}
+
+TEST(EdgeAnswerValueTest, AnEdgeInPartsGivesItsSubjectAndPredicate) {
+    const auto v = edge_answer_value(
+        "Ilse Varrow", edge_in_parts("Greyhollow Light", "was designed by", "Ilse Varrow"));
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->subject, "Greyhollow Light");
+    EXPECT_EQ(v->predicate, "was designed by");
+    EXPECT_EQ(v->value, "Ilse Varrow");
+    EXPECT_EQ(v->selection, "urn:sub:focus:edge:0");
+    EXPECT_TRUE(edge_answer_value("ilse_varrow", edge_in_parts("Greyhollow Light",
+                                                               "was designed by", "Ilse Varrow"))
+                    .has_value())
+        << "compared as normalised names";
+    EXPECT_FALSE(edge_answer_value(
+        "Varrow", edge_in_parts("Greyhollow Light", "was designed by", "Ilse Varrow")))
+        << "the answer must be the fact's object, not a tail of it";
+    EXPECT_FALSE(edge_answer_value(
+        "Greyhollow Light", edge_in_parts("Greyhollow Light", "was designed by", "Ilse Varrow")))
+        << "the subject is not the fact's value";
+    EXPECT_FALSE(
+        edge_answer_value("Ilse Varrow", edge_in_parts("", "was designed by", "Ilse Varrow")));
+}
+
+TEST(EdgeAnswerValueTest, AGraphNameFactIsDisputedByADocumentSentence) {
+    auto fact = *edge_answer_value(
+        "Ilse Varrow", edge_in_parts("Greyhollow Light", "was designed by", "Ilse Varrow"));
+    fact.citation = 1;
+    const auto rivals = disputing_sentences(
+        fact, {chunk_citation("Greyhollow Light was designed by Tomas Heddle in 1890.", "3")});
+    ASSERT_EQ(rivals.size(), 1u);
+    EXPECT_EQ(rivals[0].value, "Tomas Heddle");
+    const auto found = fact_passage_conflicts("Ilse Varrow", {fact}, rivals);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].subject, "Greyhollow Light");
+    EXPECT_EQ(found[0].predicate, "was designed by");
+    EXPECT_EQ(found[0].stated, "Ilse Varrow");
+    EXPECT_EQ(found[0].rival, "Tomas Heddle");
+    EXPECT_EQ(found[0].stated_selection, "urn:sub:focus:edge:0");
+    EXPECT_EQ(found[0].rival_selection, "urn:sub:focus:chunk:3");
+    // The same fact without its parts (an older graph-rag) has no predicate: no sentence check.
+    auto older = *edge_answer_value("Ilse Varrow",
+                                    edge_citation("Greyhollow Light was designed by Ilse Varrow"));
+    EXPECT_TRUE(older.predicate.empty());
+    EXPECT_TRUE(disputing_sentences(
+                    older, {chunk_citation("Greyhollow Light was designed by Tomas Heddle.", "3")})
+                    .empty());
+}
+
 }  // namespace
 }  // namespace glassbox::agent
