@@ -1,6 +1,8 @@
 // TermBatch: the distinct dictionary keys of a batch's terms, each with its hash.
 #include "workers/store/term_batch.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <functional>
 
 #include "workers/store/term_dictionary.hpp"
@@ -18,8 +20,13 @@ constexpr std::size_t kMaxKeyBytes = std::size_t{1} << 31;
 // Merges equal keys: a linearly probed table of indexes into the batch's distinct terms.
 class DistinctKeys {
 public:
-    DistinctKeys(std::string& keys, std::vector<TermBatch::DistinctTerm>& terms)
-        : keys_(keys), terms_(terms), slots_(4096) {}
+    // `expected`: about how many distinct keys will come. The table starts large enough for
+    // them: growing rehashes every slot, several times for a batch of tens of thousands of terms.
+    DistinctKeys(std::string& keys, std::vector<TermBatch::DistinctTerm>& terms,
+                 std::size_t expected = 0)
+        : keys_(keys),
+          terms_(terms),
+          slots_(std::bit_ceil(std::max<std::size_t>(4096, 2 * expected))) {}
 
     // The index of the term whose key is `key` (the last `key.size()` bytes of keys_, just
     // appended): an earlier equal one (the appended bytes are removed), else a new one.
@@ -28,7 +35,7 @@ public:
         const std::string_view key = std::string_view(keys_).substr(key_offset);
         // Probed by the library's hash (word at a time); the dictionary's byte-at-a-time
         // key_hash is computed once per distinct key.
-        const std::size_t probe = std::hash<std::string_view>{}(key);
+        const auto probe = static_cast<std::uint32_t>(std::hash<std::string_view>{}(key));
         const std::size_t mask = slots_.size() - 1;
         std::size_t i = probe & mask;
         for (; slots_[i].index != 0; i = (i + 1) & mask) {
@@ -49,8 +56,10 @@ public:
     }
 
 private:
+    // 8 bytes: the table of a 50,000-statement batch (2^17 slots) stays within 1 MiB, most of it
+    // in the core's L2 cache (each add probes a slot at random).
     struct Slot {
-        std::size_t probe = 0;
+        std::uint32_t probe = 0;  // the low 32 bits of the key's hash (the table is smaller)
         std::uint32_t index = 0;  // in terms_, + 1; 0: empty
     };
 
@@ -70,6 +79,31 @@ private:
     std::vector<TermBatch::DistinctTerm>& terms_;
     std::vector<Slot> slots_;  // a power of two, at most half full
 };
+
+// The bytes of the dictionary keys of `terms` (detail::encode_simple: a kind byte, the
+// qualifier and a separator for a literal, the value), at most.
+std::size_t key_bytes(const std::vector<Term>& terms) {
+    std::size_t bytes = 0;
+    for (const Term& term : terms) {
+        switch (term.kind()) {
+            case Term::Kind::kIri:
+                bytes += 1 + term.as_iri().value.size();
+                break;
+            case Term::Kind::kBlankNode:
+                bytes += 1 + term.as_blank().id.size();
+                break;
+            case Term::Kind::kLiteral: {
+                const auto& literal = term.as_literal();
+                bytes += 2 + literal.value.size() +
+                         std::max(literal.language.size(), literal.datatype.size());
+                break;
+            }
+            case Term::Kind::kTriple:
+                break;
+        }
+    }
+    return bytes;
+}
 
 }  // namespace
 
@@ -136,7 +170,11 @@ Result<TermBatch> TermBatch::build(schema::IndexedQuads quads) {
     constexpr std::uint32_t kNotYet = std::numeric_limits<std::uint32_t>::max();
     // Per term of the batch: its index in terms_ once a statement has used it.
     std::vector<std::uint32_t> distinct_of(terms.size(), kNotYet);
-    DistinctKeys distinct(batch.keys_, batch.terms_);
+    // The batch's terms are nearly all distinct (the client merges most repeats): room for all of
+    // them and their keys at once, instead of copying the keys and terms as they grow.
+    batch.terms_.reserve(terms.size());
+    batch.keys_.reserve(std::min(key_bytes(terms), kMaxKeyBytes));
+    DistinctKeys distinct(batch.keys_, batch.terms_, terms.size());
     std::string key;
     std::string why;
     // The position decides only which kinds may stand there, and parse_indexed_quads checked
