@@ -362,6 +362,135 @@ std::vector<EdgeConflict> graph_conflicts(const GraphEvidence& ev) {
     return out;
 }
 
+namespace {
+
+// How well the kept edges support `subject` having `object` by predicate `p` (folded): their
+// distinct sources, and the best tier among them (0: none known).
+std::pair<std::size_t, int> support_of(const GraphEvidence& ev, std::uint32_t subject,
+                                       const std::string& p, std::uint32_t object) {
+    std::set<std::string> sources;
+    int tier = 0;
+    for (const auto& e : ev.kept) {
+        if (e.s != subject || e.o != object || folded(e.p_label) != p) continue;
+        sources.insert(e.sources.begin(), e.sources.end());
+        if (e.tier > 0 && (tier == 0 || e.tier < tier)) tier = e.tier;
+    }
+    return {sources.size(), tier};
+}
+
+// True when support `a` is better than `b`: more sources, then a better (lower, known) tier.
+bool better_supported(std::pair<std::size_t, int> a, std::pair<std::size_t, int> b) {
+    if (a.first != b.first) return a.first > b.first;
+    return a.second > 0 && (b.second == 0 || a.second < b.second);
+}
+
+}  // namespace
+
+std::optional<DisputedValues> listed_disputed_values(const GraphEvidence& ev) {
+    const auto conflicts = graph_conflicts(ev);
+    const auto cited = [&](std::size_t k) {
+        return std::find(ev.answer_edges.begin(), ev.answer_edges.end(), k) !=
+               ev.answer_edges.end();
+    };
+    const auto first = std::find_if(conflicts.begin(), conflicts.end(),
+                                    [&](const EdgeConflict& c) { return cited(c.rival); });
+    if (first == conflicts.end()) return std::nullopt;
+    const auto& x = ev.kept[first->stated];
+    const std::string p = folded(x.p_label);
+    std::set<std::size_t> disputed;  // kept order
+    for (const auto& c : conflicts) {
+        const auto& y = ev.kept[c.stated];
+        if (!cited(c.rival) || y.s != x.s || folded(y.p_label) != p) continue;
+        disputed.insert(c.stated);
+        disputed.insert(c.rival);
+    }
+    std::vector<DisputedValue> values;
+    std::vector<std::uint32_t> objects;
+    for (const std::size_t k : disputed) {
+        const auto at = std::find(objects.begin(), objects.end(), ev.kept[k].o);
+        if (at == objects.end()) {
+            objects.push_back(ev.kept[k].o);
+            values.push_back({ev.kept[k].o_label, {k}});
+        } else {
+            values[static_cast<std::size_t>(at - objects.begin())].edges.push_back(k);
+        }
+    }
+    if (values.size() < 2) return std::nullopt;
+    std::size_t best = 0;
+    for (std::size_t v = 1; v < values.size(); ++v)
+        if (better_supported(support_of(ev, x.s, p, objects[v]),
+                             support_of(ev, x.s, p, objects[best])))
+            best = v;
+    DisputedValues out;
+    out.stated = values[best];
+    for (std::size_t v = 0; v < values.size(); ++v)
+        if (v != best) out.rivals.push_back(std::move(values[v]));
+    return out;
+}
+
+namespace {
+
+// True when `listing` names exactly the disputed values, joined by commas and "and".
+bool lists_only(std::string_view listing, const DisputedValues& disputed) {
+    std::string rest(listing);
+    const auto take = [&](const std::string& value) {
+        const auto at = rest.find(value);
+        if (value.empty() || at == std::string::npos) return false;
+        rest.replace(at, value.size(), ",");
+        return true;
+    };
+    if (!take(disputed.stated.value)) return false;
+    for (const auto& r : disputed.rivals)
+        if (!take(r.value)) return false;
+    std::replace(rest.begin(), rest.end(), ',', ' ');
+    const auto words = text::words(rest);
+    return std::all_of(words.begin(), words.end(), [](const std::string& w) { return w == "and"; });
+}
+
+std::string markers_of(const DisputedValue& v,
+                       const std::function<std::string(std::size_t)>& id_of) {
+    std::string out;
+    for (const auto k : v.edges) out += "[" + id_of(k) + "]";
+    return out;
+}
+
+}  // namespace
+
+std::optional<std::string> restate_disputed(std::string_view marked_text, std::string_view listing,
+                                            const DisputedValues& disputed,
+                                            const std::function<std::string(std::size_t)>& id_of) {
+    if (disputed.rivals.empty() || !lists_only(listing, disputed)) return std::nullopt;
+    const auto at = marked_text.find(listing);
+    if (at == std::string_view::npos) return std::nullopt;
+    std::string text(marked_text);
+    text.replace(at, listing.size(), disputed.stated.value);
+    for (const auto& r : disputed.rivals) {
+        for (const auto k : r.edges) {
+            const std::string marker = "[" + id_of(k) + "]";
+            for (auto m = text.find(marker); m != std::string::npos; m = text.find(marker, m)) {
+                text.erase(m, marker.size());
+                // The space before it goes too unless another marker follows ("1879 [e2]").
+                const bool group_goes_on = m < text.size() && text[m] == '[';
+                if (m > 0 && text[m - 1] == ' ' && !group_goes_on) text.erase(--m, 1);
+            }
+        }
+    }
+    // The sentence that names the value ends at a '.' before a space, a line end or the end.
+    std::size_t end = at + disputed.stated.value.size();
+    while (end < text.size() && text[end] != '\n' &&
+           !(text[end] == '.' &&
+             (end + 1 == text.size() || text[end + 1] == ' ' || text[end + 1] == '\n')))
+        ++end;
+    std::string clause =
+        disputed.rivals.size() == 1 ? "; another source gives " : "; other sources give ";
+    for (std::size_t i = 0; i < disputed.rivals.size(); ++i) {
+        if (i > 0) clause += i + 1 == disputed.rivals.size() ? " and " : ", ";
+        clause += disputed.rivals[i].value + " " + markers_of(disputed.rivals[i], id_of);
+    }
+    text.insert(end, clause);
+    return text;
+}
+
 std::string completeness_note(const schema::explain::AnswerCompleteness& c) {
     std::string note;
     if (!c.covered.empty() && c.covered.size() < c.asked.size()) {

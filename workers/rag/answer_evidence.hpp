@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,33 @@ struct EdgeConflict {
     std::size_t rival = 0;
 };
 std::vector<EdgeConflict> graph_conflicts(const GraphEvidence& evidence);
+
+// The values of one disputed fact that the short answer names together, as if a list ("1879 and
+// 1881": the synthesis named the end of every fact it found). `stated` is the value the answer
+// should state: the better supported (the most distinct sources over the kept edges giving it,
+// then the best tier, then the best-kept edge); `rivals` the others. Each value with the kept
+// edges that give it (among those the short answer cites), in kept order. nullopt when the short
+// answer names no two values of a conflict (graph_conflicts).
+struct DisputedValue {
+    std::string value;               // the edges' object label
+    std::vector<std::size_t> edges;  // kept edges the short answer cites for it
+};
+struct DisputedValues {
+    DisputedValue stated;
+    std::vector<DisputedValue> rivals;
+};
+std::optional<DisputedValues> listed_disputed_values(const GraphEvidence& evidence);
+
+// `marked_text` (an answer with `[eN]` markers) restated for one value of a disputed fact: the
+// first place that names `listing` (the short answer that named the values together) names the
+// stated value alone, the rivals' markers are dropped from where they stood, and the sentence
+// ends with the rivals as another source's, each cited by its own markers: "Saltspire Light was
+// built in 1879 [e1]; another source gives 1881 [e2]." `id_of(k)` is kept edge k's marker id.
+// nullopt when the listing names something besides the values or the text does not hold it (a
+// model's own wording is left as it is).
+std::optional<std::string> restate_disputed(std::string_view marked_text, std::string_view listing,
+                                            const DisputedValues& disputed,
+                                            const std::function<std::string(std::size_t)>& id_of);
 
 // Lowering the confidence for conflicts and saying them: shared with the agent, in the reasoner.
 using reasoner::conflicts_note;

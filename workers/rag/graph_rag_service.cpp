@@ -762,7 +762,11 @@ private:
                 if (listed.insert(s.source).second) sources.push_back(s.source);
             }
         }
-        const GraphEvidence ev = evidence(*synthesised);
+        GraphEvidence ev = evidence(*synthesised);
+        if (auto one = one_disputed_value(*synthesised, ev)) {
+            *synthesised = std::move(*one);
+            ev = evidence(*synthesised);
+        }
         return finish(
             timer, trace_.run().focus(), *synthesised, "e",
             [&](std::size_t k) { return trace_.run().edge_selection(k); },
@@ -770,12 +774,60 @@ private:
             graph_features(ev), graph_completeness(ev, synthesised->answer), conflicts_of(ev));
     }
 
-    // The conflicts among the kept edges (graph_conflicts), in words, with their selections.
+    // A short answer naming the values of a disputed fact together ("1879 and 1881") states one
+    // (listed_disputed_values: the better supported) and gives the others as another source's,
+    // each cited (restate_disputed): "Saltspire Light was built in 1879 [e1]; another source
+    // gives 1881 [e2]." The conflict note follows as for any conflict. A streamed answer went
+    // out as synthesised: the FINAL's text replaces it. nullopt: nothing to restate, or text the
+    // rewrite does not recognise (a model's own wording), left as it is.
+    std::optional<SynthesisResult> one_disputed_value(const SynthesisResult& given,
+                                                      const GraphEvidence& ev) const {
+        if (!given.short_answer) return std::nullopt;
+        const auto disputed = listed_disputed_values(ev);
+        if (!disputed) return std::nullopt;
+        const auto id_of = [](std::size_t k) { return "e" + std::to_string(k + 1); };
+        auto text = restate_disputed(given.response.text, *given.short_answer, *disputed, id_of);
+        if (!text) return std::nullopt;
+        const std::size_t count = kept_.size();
+        const auto known = [count](std::string_view id) {
+            const auto n = marker_number(id, "e");
+            return n && *n >= 1 && *n <= count;
+        };
+        SynthesisResult out = given;
+        auto stripped = strip_markers(*text, known, "e");
+        out.answer = std::move(stripped.text);
+        out.citations = std::move(stripped.citations);
+        out.response.text = std::move(*text);
+        out.short_answer = disputed->stated.value;
+        out.response.answer = out.short_answer;
+        for (const auto& rival : disputed->rivals)
+            for (const auto k : rival.edges) std::erase(out.short_answer_ids, id_of(k));
+        out.response.answer_ids = out.short_answer_ids;
+        return out;
+    }
+
+    // The conflicts among the kept edges (graph_conflicts), in words, with their selections. Two
+    // edges giving the stated value (or the rival) from their own sources are one conflict with
+    // the sources of both, so the confidence is lowered by the stated value's share of them.
     std::vector<explain::AnswerConflict> conflicts_of(const GraphEvidence& ev) const {
         std::vector<explain::AnswerConflict> out;
+        const auto add_sources = [](std::vector<std::string>& to,
+                                    const std::vector<std::string>& from) {
+            for (const auto& s : from)
+                if (std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
+        };
         for (const auto& c : graph_conflicts(ev)) {
             const auto& stated = ev.kept[c.stated];
             const auto& rival = ev.kept[c.rival];
+            const auto same = std::find_if(out.begin(), out.end(), [&](const auto& o) {
+                return o.subject == stated.s_label && o.predicate == stated.p_label &&
+                       o.stated == stated.o_label && o.rival == rival.o_label;
+            });
+            if (same != out.end()) {
+                add_sources(same->stated_sources, stated.sources);
+                add_sources(same->rival_sources, rival.sources);
+                continue;
+            }
             out.push_back({stated.s_label, stated.p_label, stated.o_label, rival.o_label,
                            trace_.run().edge_selection(c.stated),
                            trace_.run().edge_selection(c.rival), stated.sources, rival.sources});
@@ -815,6 +867,10 @@ private:
         if (k >= kept_.size()) return c;
         const auto f = fact_reading(labelled_[kept_[k].found]);
         c.text = std::string(f.s).append(" ").append(f.p).append(" ").append(f.o);
+        // The parts too: the agent checks a fact's subject and predicate against documents.
+        c.subject = std::string(f.s);
+        c.predicate = std::string(f.p);
+        c.object = std::string(f.o);
         if (!kept_[k].sources.empty()) schema::cite_fact_source(c, kept_[k].sources.front());
         return c;
     }

@@ -150,6 +150,73 @@ TEST(AnswerEvidenceTest, TwoSourcesGivingDifferentValuesConflict) {
     EXPECT_TRUE(graph_conflicts(asked).empty());
 }
 
+// Issue 35: Saltspire Light built in 1879 by two sources (one of tier 1) and in 1881 by one; the
+// synthesis named every end it found, "1881 and 1879".
+GraphEvidence disputed_years() {
+    GraphEvidence ev;
+    ev.question = "When was Saltspire Light built?";
+    ev.kept = {
+        {1, 3, "Saltspire Light", "was built in year", "1881", 0.9, {"file:later"}, 3},
+        {1, 2, "Saltspire Light", "was built in year", "1879", 0.9, {"file:register"}, 1},
+        {1, 4, "Saltspire Light", "located on", "Solen Island", 0.4, {"file:register"}, 1},
+        {1, 2, "Saltspire Light", "was built in year", "1879", 0.8, {"file:survey"}, 2},
+    };
+    ev.seeds = {1};
+    ev.short_answer = "1881 and 1879";
+    ev.answer_edges = {0, 1, 3};
+    return ev;
+}
+
+TEST(AnswerEvidenceTest, ValuesOfADisputedFactListedTogetherStateTheBetterSupported) {
+    const auto ev = disputed_years();
+    const auto disputed = listed_disputed_values(ev);
+    ASSERT_TRUE(disputed.has_value());
+    EXPECT_EQ(disputed->stated.value, "1879") << "two sources against one, though ranked second";
+    EXPECT_EQ(disputed->stated.edges, (std::vector<std::size_t>{1, 3}));
+    ASSERT_EQ(disputed->rivals.size(), 1u);
+    EXPECT_EQ(disputed->rivals[0].value, "1881");
+    EXPECT_EQ(disputed->rivals[0].edges, std::vector<std::size_t>{0});
+    // One source each: the better tier is stated (file:register is tier 1), then the better kept.
+    auto tied = ev;
+    tied.kept.pop_back();
+    tied.answer_edges = {0, 1};
+    EXPECT_EQ(listed_disputed_values(tied)->stated.value, "1879");
+    tied.kept[1].tier = 3;
+    EXPECT_EQ(listed_disputed_values(tied)->stated.value, "1881") << "a tie: the best kept";
+    // The answer stating one value only lists nothing: graph_conflicts says the dispute.
+    auto one = ev;
+    one.short_answer = "1879";
+    one.answer_edges = {1};
+    EXPECT_FALSE(listed_disputed_values(one).has_value());
+    // A list question, or one source giving both values, is no dispute.
+    auto asked = ev;
+    asked.question = "In which years was Saltspire Light built?";
+    EXPECT_FALSE(listed_disputed_values(asked).has_value());
+    auto listed = ev;
+    listed.kept[0].sources = {"file:register"};
+    EXPECT_FALSE(listed_disputed_values(listed).has_value());
+}
+
+TEST(AnswerEvidenceTest, ADisputedListingIsRestatedAsOneValueWithTheRivalCited) {
+    const auto disputed = *listed_disputed_values(disputed_years());
+    const auto id_of = [](std::size_t k) { return "e" + std::to_string(k + 1); };
+    EXPECT_EQ(restate_disputed("Saltspire Light was built in 1881 and 1879 [e1][e2][e4].",
+                               "1881 and 1879", disputed, id_of),
+              std::optional<std::string>(
+                  "Saltspire Light was built in 1879 [e2][e4]; another source gives 1881 [e1]."));
+    EXPECT_EQ(restate_disputed("Saltspire Light was built in 1881 and 1879 [e1] [e2]. It stands "
+                               "on Solen Island [e3].",
+                               "1881 and 1879", disputed, id_of),
+              std::optional<std::string>("Saltspire Light was built in 1879 [e2]; another source "
+                                         "gives 1881 [e1]. It stands on Solen Island [e3]."));
+    EXPECT_FALSE(restate_disputed("Saltspire Light was built in 1881 [e1].", "1881 and 1879",
+                                  disputed, id_of))
+        << "a text that does not hold the listing (a model's own words) is left as it is";
+    EXPECT_FALSE(restate_disputed("Built in 1881, 1879 and 1890 [e1][e2].", "1881, 1879 and 1890",
+                                  disputed, id_of))
+        << "the listing names a value that is not disputed";
+}
+
 TEST(AnswerEvidenceTest, AConflictLowersTheConfidenceAndIsSaid) {
     schema::explain::AnswerConfidence confidence;
     confidence.probability = 0.9;
