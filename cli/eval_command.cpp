@@ -47,7 +47,7 @@ struct EvalOptions {
     std::string engine = "query";
     std::size_t limit = 0;                 // 0: every question
     std::string out;                       // empty: <home>/eval/<time>-<set>
-    std::optional<double> min_confidence;  // query, graph-rag, document-rag: the request's floor
+    std::optional<double> min_confidence;  // every engine: the request's floor
 };
 
 struct Question {
@@ -116,6 +116,7 @@ Result<json> ask(bus::BusClient& bus, const EvalOptions& options, const Question
     TargetParameters targets;
     targets.graph_rag.min_confidence = options.min_confidence;
     targets.document_rag.min_confidence = options.min_confidence;
+    targets.agent.min_confidence = options.min_confidence;
     targets.query_min_confidence = options.min_confidence;
     const std::string body = dump_json(question_body(request, targets));
     auto stream = bus::open_stream(bus, options.engine, body, options.client.timeout());
@@ -477,9 +478,8 @@ void add_eval_command(CLI::App& app) {
     add_setting_option(*cmd, "client.collection", "--collection");
     cmd->add_option("--limit", options->limit, "Ask only the first N questions (0: all)");
     cmd->add_option("--min-confidence", options->min_confidence,
-                    "query (passed on to its engines), graph-rag, document-rag: the answers' "
-                    "confidence floor (0: never abstain, as ops/fit-calibrator asks; default: "
-                    "the workers')")
+                    "The answers' confidence floor, whichever engine answers (0: never abstain, "
+                    "as ops/fit-calibrator asks; default: the workers')")
         ->check(CLI::Range(0.0, 1.0));
     cmd->add_option("--out", options->out,
                     "The report's folder (default: <home>/eval/<time>-<set name>)");

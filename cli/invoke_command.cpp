@@ -303,8 +303,8 @@ void add_query_options(CLI::App& cmd, InvokeOptions& options) {
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "graph-rag", "document-rag", "agent"}));
     cmd.add_option("--min-confidence", options.targets.query_min_confidence,
-                   "Below this calibrated confidence the answer says it does not know; passed to "
-                   "the engines too (default: the worker's query.min_confidence)")
+                   "Below this calibrated confidence the answer says it does not know; the router "
+                   "applies it to its answer (default: the worker's query.min_confidence)")
         ->check(CLI::Range(0.0, 1.0));
     add_session_option(cmd, options);
 }

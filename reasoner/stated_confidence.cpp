@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -13,7 +14,70 @@ std::string percent_of(double probability) {
     return std::to_string(static_cast<int>(std::lround(probability * 100.0))) + " %";
 }
 
+
+using Doubt = std::pair<std::string_view, std::string_view>;
+
+// graph-rag's and document-rag's features (reasoner/answer_confidence.hpp).
+constexpr Doubt kRagDoubts[] = {
+    {"margin", "another answer is about as well supported"},
+    {"answer_score", "the facts that give it match the question poorly"},
+    {"path_linked", "no chain of facts links it to what the question names"},
+    {"answer_found", "it is not among the facts found"},
+    {"answer_is_seed", "it is what the question itself names"},
+    {"hop_excess", "it lies further from what the question names than the question asks"},
+    {"answer_via_type", "it is a class, not a particular thing"},
+    {"type_mismatch", "it is not the kind of answer the question asks for"},
+    {"question_coverage", "the evidence covers few of the question's words"},
+    {"competitors", "many other candidates are as close to the question"},
+    {"path_sources", "it rests on few sources"},
+    {"weakest_tier", "its sources are of a low tier"},
+    {"seed_match", "nothing in the knowledge matches the question's names closely"},
+    {"conflict", "sources disagree on it"},
+    {"answered", "the evidence did not decide an answer"},
+    {"answer_documents", "how many documents state it"},
+    {"answer_rank", "where the retrieved text states it"},
+    {"cited_documents", "how many documents the answer draws on"},
+    {"sentence_coverage", "the sentence that states it shares few of the question's words"},
+    {"retrieval_margin", "no passage stands out from the others"},
+    {"answer_titled", "whether a document is about it"},
+    {"who_not_name", "the question asks who, and it is not shaped like a name"},
+    {"withheld", "the short answer found was too weak to state"},
+};
+
+// The agent's features (workers/agent/answer_features.hpp).
+constexpr Doubt kAgentDoubts[] = {
+    {"answered", "the lookups did not decide an answer"},
+    {"final_answer", "the agent stopped before it finished"},
+    {"chain_complete", "no completed chain of lookups leads to it"},
+    {"planned_hops", "the question chains many relations"},
+    {"chain_hops", "the chain of lookups behind it is of an unusual length"},
+    {"hop_gap", "the lookups behind it do not follow the question's relations one by one"},
+    {"answer_ends", "the lookups end at several things"},
+    {"answer_backed", "no fact or citation backs it"},
+    {"answer_facts", "few facts lead to it"},
+    {"answer_sources", "it rests on few sources"},
+    {"weakest_tier", "its sources are of a low tier"},
+    {"iterations", "it took many steps"},
+    {"empty_lookup", "a lookup came back empty"},
+    {"tool_errors", "a tool failed"},
+    {"type_mismatch", "it is not the kind of answer the question asks for"},
+    {"rag_answer", "it is a retrieval engine's answer, not a chain of lookups"},
+    {"rag_confidence", "the retrieval engine that gave it was unsure"},
+    {"conflict", "sources disagree on it"},
+};
+
 }  // namespace
+
+std::string_view doubt_words(std::string_view engine, std::string_view feature) noexcept {
+    if (feature == "engine_conflict") return "the engines disagree on it";
+    const auto find = [&](const auto& table) -> std::string_view {
+        for (const auto& [name, doubt] : table) {
+            if (name == feature) return doubt;
+        }
+        return "its evidence is weak";
+    };
+    return engine == "agent" ? find(kAgentDoubts) : find(kRagDoubts);
+}
 
 schema::explain::AnswerConfidence stated_confidence(const EvidenceFeatures& features,
                                                     std::string_view engine) {

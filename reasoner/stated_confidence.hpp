@@ -29,6 +29,13 @@ std::optional<std::string> most_lowering_feature(const schema::explain::AnswerCo
 // True when the answer is to abstain: it has a calibrated probability below `floor`.
 bool below_floor(const schema::explain::AnswerConfidence& confidence, double floor) noexcept;
 
+// What lowered an answer of `engine` most, in words for a reader ("another answer is about as
+// well supported"), for the evidence feature `feature` (docs/confidence.md, the features): the
+// agent's features have their own words, graph-rag's and document-rag's share one table, and the
+// router's "engine_conflict" is "the engines disagree on it". "its evidence is weak" for a
+// feature without words.
+std::string_view doubt_words(std::string_view engine, std::string_view feature) noexcept;
+
 // What an abstaining answer says first: "I do not know for sure. The evidence points to
 // <said> (or: decides no answer), but its confidence, 12 % (unlikely), is below the 25 % asked
 // for; what lowered it most: <why>." `confidence` must hold a probability.

@@ -136,8 +136,12 @@ std::optional<base::Error> unknown_collection(runtime::RequestContext& context,
     return *run.error;
 }
 
-// The request's min_confidence goes to every engine: an answer the caller would not take from
-// the router is not taken from an engine either. Absent, each engine applies its own.
+// Every engine is asked with min_confidence 0: it states what it found, with its calibrated
+// confidence, and the router applies the floor (the request's, else query.min_confidence) once,
+// to its own answer (conclude). An engine that abstained would hide its value from the
+// escalation's comparison of the engines (engine_disagreement.hpp), and with the default floors
+// every escalated answer (below query.confidence_threshold, 0.2) would have abstained (below the
+// engines' 0.25); a floor between two engines' confidences would silence the weaker one.
 json engine_body(const std::string& engine, const schema::QueryRequest& request,
                  const std::string& question, const std::string& parent,
                  const std::vector<std::string>& exclude) {
@@ -148,7 +152,7 @@ json engine_body(const std::string& engine, const schema::QueryRequest& request,
         q.collection = request.collection;
         q.parent_uri = parent;
         q.streaming = request.streaming;
-        q.min_confidence = request.min_confidence;
+        q.min_confidence = 0.0;
         return schema::encode(q);
     }
     if (engine == "agent") {
@@ -157,7 +161,7 @@ json engine_body(const std::string& engine, const schema::QueryRequest& request,
         q.collection = request.collection;
         q.session_id = request.session_id;
         q.parent_uri = parent;
-        q.min_confidence = request.min_confidence;
+        q.min_confidence = 0.0;
         // Not streaming: a streaming agent forwards its tools' explain messages as data, and the
         // reflection would then read more evidence than without streaming (its text is sent
         // whole once the FINAL is in, run_engine).
@@ -168,7 +172,7 @@ json engine_body(const std::string& engine, const schema::QueryRequest& request,
     q.collection = request.collection;
     q.parent_uri = parent;
     q.streaming = request.streaming;
-    q.min_confidence = request.min_confidence;
+    q.min_confidence = 0.0;
     return schema::encode(q);
 }
 
@@ -641,7 +645,29 @@ private:
         if (!sent(trace_.send(run_.conclusion(), std::move(triples),
                               runtime::ExplainState::kComplete)))
             return;
+        if (!restate(body, winner, abstained)) return;
         (void)context_.reply(body);
+    }
+
+    // While streaming, the text streamed is the winning engine's; when the router's answer says
+    // more (the engines' disagreement) or otherwise (its abstention), that text is retracted and
+    // the router's sent whole, so the pieces after the last retraction are the answer (docs/query.md
+    // §1).
+    bool restate(const json& body, std::size_t winner, bool abstained) {
+        const std::string response = string_of(body, "response");
+        if (!request_.streaming || response == string_of(runs_[winner].final, "response"))
+            return true;
+        if (!sent(context_.send_partial(
+                json{{"message_type", "retract"},
+                     {"engine", runs_[winner].engine},
+                     {"run", winner},
+                     {"reason", abstained ? "its confidence is below the floor asked for"
+                                          : "the engines disagree on it"}})))
+            return false;
+        json piece = provisional_piece(runs_[winner].engine, winner, response);
+        piece["provisional"] = false;
+        piece["replay"] = true;
+        return sent(context_.send_partial(piece));
     }
 
     // The floor of the router's answer: the request's, else the worker's.

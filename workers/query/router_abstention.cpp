@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "base/utf8.hpp"
 #include "reasoner/stated_confidence.hpp"
@@ -14,22 +15,19 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kEnginesDisagree = "the engines disagree on it";
-
-// Why the answer is unsure, as reasoner::abstention_note says it after "what lowered it most: ".
-// The router words only what it can know of any engine's features: conflicts. The engines'
-// disagreement is the reason whenever it is what took the confidence below the floor.
+// Why the answer is unsure, as reasoner::abstention_note says it after "what lowered it most: ":
+// the engines' disagreement whenever it is what took the confidence below the floor, else the
+// winning `engine`'s words for the feature that lowered it most.
 std::string doubt_of(const schema::explain::AnswerConfidence& confidence,
-                     std::optional<double> engine_confidence, double floor) {
+                     std::optional<double> engine_confidence, double floor,
+                     std::string_view engine) {
     const bool engines_disagree =
         std::any_of(confidence.features.begin(), confidence.features.end(),
                     [](const auto& f) { return f.name == "engine_conflict"; });
     if (engines_disagree && engine_confidence && *engine_confidence >= floor)
-        return kEnginesDisagree;
+        return std::string(reasoner::doubt_words(engine, "engine_conflict"));
     const auto worst = reasoner::most_lowering_feature(confidence);
-    if (worst == "engine_conflict") return kEnginesDisagree;
-    if (worst == "conflict") return "sources disagree on it";  // as the engines word it
-    return "its evidence is weak";
+    return std::string(worst ? reasoner::doubt_words(engine, *worst) : "its evidence is weak");
 }
 
 void shift_spans(json& citations, std::size_t count, std::uint64_t shift) {
@@ -56,7 +54,8 @@ bool abstain_below_floor(json& body, schema::explain::AnswerConfidence& confiden
     if (confidence.abstained || !reasoner::below_floor(confidence, floor)) return false;
     const std::string found = string_of(body, "response");
     std::string note = reasoner::abstention_note(confidence, floor, string_of(body, "answer"),
-                                                 doubt_of(confidence, engine_confidence, floor));
+                                                 doubt_of(confidence, engine_confidence, floor,
+                                                          string_of(body, "engine")));
     if (!found.empty()) {
         note += " What was found: ";
         if (const auto c = body.find("citations"); c != body.end())

@@ -75,6 +75,18 @@ protected:
             });
         }
         cluster_->add_worker("query-echo", make_query_handler(echoing));
+        // A graph-rag whose answer is weak for its margin, and a router that asks it alone.
+        cluster_->add_worker("margin-weak-graph", [](runtime::RequestContext& context) {
+            json answer = engine_answer("1879", 0.1, "edge", "file:///register.ttl",
+                                        "urn:glassbox:graph-run:focus:edge:0");
+            answer["evidence"] = {{{"name", "answered"}, {"value", 1.0}, {"effect", 0.4}},
+                                  {{"name", "margin"}, {"value", 0.02}, {"effect", -2.5}}};
+            (void)context.reply(answer);
+        });
+        QueryConfig alone;
+        alone.graph_rag_service = "margin-weak-graph";
+        alone.max_escalations = 0;
+        cluster_->add_worker("query-weak-alone", make_query_handler(alone));
         // An agent that abstained itself, and a router that asks it alone.
         cluster_->add_worker("abstaining-agent", [](runtime::RequestContext& context) {
             json answer = engine_answer("1879", 0.1, "edge", "file:///register.ttl",
@@ -354,10 +366,9 @@ TEST_F(QueryServiceTest, TwoEnginesThatAgreeAfterAnEscalationAreNoConflict) {
     EXPECT_EQ(final["response"], "Saltspire Light was built in 1879 [1].");
 }
 
-// Issue 35: the request's floor goes to whichever engine the router calls (an answer the caller
-// would not take from the router is not taken from an engine either); absent, none is sent and
-// each engine applies its own.
-TEST_F(QueryServiceTest, TheRequestsFloorIsPassedToEveryEngine) {
+// Issue 35: the router asks every engine with min_confidence 0, whatever the request's floor (or
+// none): each engine states what it found, and the floor is the router's to apply, once.
+TEST_F(QueryServiceTest, TheRouterAsksEveryEngineWithoutAFloor) {
     for (const std::string mode : {"graph-rag", "document-rag", "agent"}) {
         const auto replies =
             cluster_->request("query-echo", {{"query", "When was Saltspire Light built?"},
@@ -369,12 +380,65 @@ TEST_F(QueryServiceTest, TheRequestsFloorIsPassedToEveryEngine) {
         EXPECT_EQ(asked.value(mode == "agent" ? "question" : "query", ""),
                   "When was Saltspire Light built?")
             << asked.dump();
-        EXPECT_EQ(asked["min_confidence"], 0.42) << mode << ": " << asked.dump();
+        EXPECT_EQ(asked["min_confidence"], 0.0) << mode << ": " << asked.dump();
 
         const auto unset = cluster_->request(
             "query-echo", {{"query", "When was Saltspire Light built?"}, {"mode", mode}});
-        EXPECT_FALSE(final_of(unset)["request"].contains("min_confidence"))
+        EXPECT_EQ(final_of(unset)["request"]["min_confidence"], 0.0)
             << mode << ": " << final_of(unset)["request"].dump();
+    }
+}
+
+// An engine's answer below the router's floor (no escalation to rescue it): the router abstains,
+// and says why in the engine's words for the feature that lowered it most.
+TEST_F(QueryServiceTest, BelowTheFloorTheRouterAbstainsInTheEnginesWords) {
+    const auto replies = cluster_->request(
+        "query-weak-alone", {{"query", "When was Saltspire Light built?"}, {"mode", "graph-rag"}});
+    const json& final = final_of(replies);
+    EXPECT_EQ(final["abstained"], true) << final.dump();
+    EXPECT_EQ(final["answer"], "");
+    EXPECT_EQ(final["response"],
+              "I do not know for sure. The evidence points to 1879, but its confidence, 10 % "
+              "(unlikely), is below the 25 % asked for; what lowered it most: another answer is "
+              "about as well supported. What was found: Saltspire Light was built in 1879 [1].");
+    EXPECT_EQ(final["citations"][0]["spans"][0]["start"].get<std::size_t>(),
+              final["response"].get<std::string>().find("1879 [1]"));
+
+    const auto stated = cluster_->request("query-weak-alone",
+                                          {{"query", "When was Saltspire Light built?"},
+                                           {"mode", "graph-rag"},
+                                           {"min_confidence", 0.05}});
+    EXPECT_FALSE(final_of(stated).contains("abstained")) << final_of(stated).dump();
+    EXPECT_EQ(final_of(stated)["answer"], "1879");
+}
+
+// Streaming: when the router's answer is not the winning engine's text (the engines' disagreement
+// added, then the abstention), the winner's text is retracted and the router's comes whole, so
+// the pieces after the last retraction are the FINAL's response.
+TEST_F(QueryServiceTest, StreamedTextAfterTheLastRetractionIsTheFinalAnswer) {
+    for (const double floor : {0.25, 0.5}) {
+        const auto replies = cluster_->request("query-escalating-1881",
+                                               {{"query", "When was Saltspire Light built?"},
+                                                {"mode", "graph-rag"},
+                                                {"streaming", true},
+                                                {"min_confidence", floor}});
+        const json& final = final_of(replies);
+        std::string streamed;
+        std::size_t retractions = 0;
+        for (const auto& reply : replies) {
+            if (reply.kind != bus::ReplyKind::kData || !reply.body.is_object()) continue;
+            const std::string type = reply.body.value("message_type", "");
+            if (type == "retract") {
+                streamed.clear();
+                ++retractions;
+            } else if (type == "chunk") {
+                streamed += reply.body.value("response", "");
+            }
+        }
+        EXPECT_EQ(retractions, 2u) << "the escalation's, then the winner's: " << floor;
+        EXPECT_EQ(streamed, final["response"]) << floor;
+        EXPECT_NE(streamed.find("The engines disagree"), std::string::npos) << streamed;
+        EXPECT_EQ(final.contains("abstained"), floor > 0.3) << final.dump();
     }
 }
 

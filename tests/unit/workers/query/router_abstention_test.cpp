@@ -74,7 +74,17 @@ TEST(RouterAbstentionTest, WhyIsTheEnginesDisagreementWhenItTookTheAnswerBelowTh
     body = answer();
     AnswerConfidence weak = confidence_of(0.2, {margin, engine_conflict});
     ASSERT_TRUE(abstain_below_floor(body, weak, 0.5, 0.4, 1));
-    EXPECT_EQ(why(body), "its evidence is weak") << "margin: an engine's feature";
+    EXPECT_EQ(why(body), "another answer is about as well supported") << "graph-rag's words";
+    // The agent's features in the agent's words; a feature no engine words, weak evidence.
+    body = answer();
+    body["engine"] = "agent";
+    AnswerConfidence ends = confidence_of(0.2, {{"answer_ends", 3.0, -1.0}, engine_conflict});
+    ASSERT_TRUE(abstain_below_floor(body, ends, 0.5, 0.2, 1));
+    EXPECT_EQ(why(body), "the lookups end at several things");
+    body = answer();
+    AnswerConfidence unknown = confidence_of(0.2, {{"novel_feature", 1.0, -1.0}});
+    ASSERT_TRUE(abstain_below_floor(body, unknown, 0.5, 0.2, 1));
+    EXPECT_EQ(why(body), "its evidence is weak");
     body = answer();
     AnswerConfidence disputed = confidence_of(0.2, {{"conflict", 0.5, -2.0}, margin});
     ASSERT_TRUE(abstain_below_floor(body, disputed, 0.5, 0.2, 1));
