@@ -14,7 +14,6 @@ std::string percent_of(double probability) {
     return std::to_string(static_cast<int>(std::lround(probability * 100.0))) + " %";
 }
 
-
 using Doubt = std::pair<std::string_view, std::string_view>;
 
 // graph-rag's and document-rag's features (reasoner/answer_confidence.hpp).

@@ -651,8 +651,8 @@ private:
 
     // While streaming, the text streamed is the winning engine's; when the router's answer says
     // more (the engines' disagreement) or otherwise (its abstention), that text is retracted and
-    // the router's sent whole, so the pieces after the last retraction are the answer (docs/query.md
-    // §1).
+    // the router's sent whole, so the pieces after the last retraction are the answer
+    // (docs/query.md §1).
     bool restate(const json& body, std::size_t winner, bool abstained) {
         const std::string response = string_of(body, "response");
         if (!request_.streaming || response == string_of(runs_[winner].final, "response"))

@@ -53,9 +53,9 @@ bool abstain_below_floor(json& body, schema::explain::AnswerConfidence& confiden
                          std::optional<double> engine_confidence, std::size_t own_citations) {
     if (confidence.abstained || !reasoner::below_floor(confidence, floor)) return false;
     const std::string found = string_of(body, "response");
-    std::string note = reasoner::abstention_note(confidence, floor, string_of(body, "answer"),
-                                                 doubt_of(confidence, engine_confidence, floor,
-                                                          string_of(body, "engine")));
+    std::string note = reasoner::abstention_note(
+        confidence, floor, string_of(body, "answer"),
+        doubt_of(confidence, engine_confidence, floor, string_of(body, "engine")));
     if (!found.empty()) {
         note += " What was found: ";
         if (const auto c = body.find("citations"); c != body.end())

@@ -19,11 +19,11 @@ namespace glassbox::query {
 // it points to, its confidence against the floor, and why it is unsure: the engines' disagreement
 // when that took it below the floor (`engine_confidence`, the winning engine's own, was at least
 // the floor), else the feature that lowered it most, in the winning engine's words
-// (reasoner::doubt_words; the engine is the body's "engine"). It goes on "What was found: " with the answer as it was, the engines'
-// disagreement and both citations included. The spans of the first `own_citations` citations
-// (the winning engine's) move along with its text; "answer" becomes "" and "answer_selections"
-// empty; "abstained" is true, and so is `confidence.abstained` (the Conclusion records it).
-// Returns whether it abstained.
+// (reasoner::doubt_words; the engine is the body's "engine"). It goes on "What was found: " with
+// the answer as it was, the engines' disagreement and both citations included. The spans of the
+// first `own_citations` citations (the winning engine's) move along with its text; "answer" becomes
+// "" and "answer_selections" empty; "abstained" is true, and so is `confidence.abstained` (the
+// Conclusion records it). Returns whether it abstained.
 bool abstain_below_floor(nlohmann::json& body, schema::explain::AnswerConfidence& confidence,
                          double floor, std::optional<double> engine_confidence,
                          std::size_t own_citations);

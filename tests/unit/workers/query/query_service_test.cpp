@@ -404,10 +404,10 @@ TEST_F(QueryServiceTest, BelowTheFloorTheRouterAbstainsInTheEnginesWords) {
     EXPECT_EQ(final["citations"][0]["spans"][0]["start"].get<std::size_t>(),
               final["response"].get<std::string>().find("1879 [1]"));
 
-    const auto stated = cluster_->request("query-weak-alone",
-                                          {{"query", "When was Saltspire Light built?"},
-                                           {"mode", "graph-rag"},
-                                           {"min_confidence", 0.05}});
+    const auto stated =
+        cluster_->request("query-weak-alone", {{"query", "When was Saltspire Light built?"},
+                                               {"mode", "graph-rag"},
+                                               {"min_confidence", 0.05}});
     EXPECT_FALSE(final_of(stated).contains("abstained")) << final_of(stated).dump();
     EXPECT_EQ(final_of(stated)["answer"], "1879");
 }
