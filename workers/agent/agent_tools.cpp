@@ -123,6 +123,26 @@ void read_confidence(const json& final, ToolOutcome& out) {
     out.confidence = std::clamp(*stated->probability / share, 0.0, 1.0);
 }
 
+// True when graph-rag's short answer is one fact's value for a question that asks for one
+// thing: the edge it came from (the first citation its selections name) ends with it, and its
+// completeness says no list was asked. The planner checks such a name against the documents
+// (docs/agent.md); a list, or a value the synthesis composed, is not one fact's.
+bool is_single_value(const schema::RagResponse& reply, const json& final) {
+    if (!reply.answer || reply.answer->empty()) return false;
+    const auto completeness = final.find("completeness");
+    if (completeness == final.end() || !completeness->is_object()) return false;
+    const auto list = completeness->find("list");
+    if (list == completeness->end() || !list->is_boolean() || list->get<bool>()) return false;
+    for (const auto& c : reply.citations) {
+        if (std::find(reply.answer_selections.begin(), reply.answer_selections.end(),
+                      c.selection) == reply.answer_selections.end())
+            continue;
+        return c.kind == "edge" && c.object &&
+               normalise_name(*c.object) == normalise_name(*reply.answer);
+    }
+    return false;
+}
+
 }  // namespace
 
 std::string normalise_name(std::string_view name) {
@@ -216,6 +236,7 @@ void ToolRunner::read_reply(const Tool& tool, const runtime::CallResult& result,
         if (cited.size() == 5) break;
     }
     if (!cited.empty()) obs["citations"] = std::move(cited);
+    out.single_value = tool.kind == ToolKind::kGraphRag && is_single_value(*reply, result.final);
     // The observation must stay parseable: the answer text is what gets shortened.
     std::string text = text_dump(obs);
     if (text.size() > config_.max_observation_chars) {
@@ -283,9 +304,31 @@ std::vector<ToolOutcome> ToolRunner::run(const std::vector<ToolCall>& calls,
             }
         }
     }
+    mark_single_values(outcomes, tools);
     if (!lookups.empty()) run_triples(std::move(lookups));
     for (auto* out : queries) run_graph_query(*out);
     return outcomes;
+}
+
+void ToolRunner::mark_single_values(std::vector<ToolOutcome>& outcomes,
+                                    const std::vector<Tool>& tools) {
+    const bool documents_offered = std::any_of(
+        tools.begin(), tools.end(), [](const Tool& t) { return t.kind == ToolKind::kDocumentRag; });
+    if (!documents_offered) return;
+    for (auto& out : outcomes) {
+        if (!out.single_value || out.error) continue;
+        auto found = store("chunks-keyword",
+                           json{{"query", string_arg(out.args, "question")}, {"limit", 1}});
+        const bool documents = found && found->final.is_object() &&
+                               found->final.contains("chunks") &&
+                               found->final["chunks"].is_array() && !found->final["chunks"].empty();
+        out.single_value = documents;
+        if (!documents) continue;
+        json obs = json::parse(out.observation, nullptr, false);
+        if (!obs.is_object()) continue;
+        obs["single_value"] = true;
+        out.observation = text_dump(obs);
+    }
 }
 
 base::Result<runtime::CallResult> ToolRunner::store(std::string_view op, json body) {

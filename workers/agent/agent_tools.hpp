@@ -48,6 +48,9 @@ struct ToolOutcome {
     std::optional<double> confidence;
     std::vector<schema::explain::AnswerConflict> conflicts;  // a RAG tool's reported conflicts
     std::vector<ObservedFact> facts;                         // a triples-query's facts, as shown
+    // graph-rag's short answer is one fact's value for a question asking for one thing (the
+    // observation says so, "single_value", when the collection has documents to check it with).
+    bool single_value = false;
     std::string sub_run_last_step;        // a RAG tool's sub-run: the URI of its last step
     std::vector<nlohmann::json> explain;  // a RAG tool's sub-run explain messages, in order
 };
@@ -76,6 +79,11 @@ private:
     runtime::CallSpec rag_call(const std::string& service, const std::string& question,
                                const std::string& parent_uri) const;
     void read_reply(const Tool& tool, const runtime::CallResult& result, ToolOutcome& out) const;
+    // Marks the observations of graph-rag answers that are one fact's value "single_value" when
+    // a document tool is offered and the collection has a chunk with the question's words (one
+    // `chunks-keyword` of at most one chunk): the planner then checks the name against the
+    // documents (docs/agent.md §3). No documents, no check (document RAG would fail NotFound).
+    void mark_single_values(std::vector<ToolOutcome>& outcomes, const std::vector<Tool>& tools);
     // The store lookups of one iteration, all at once.
     void run_triples(std::vector<ToolOutcome*> outcomes);
     // One graph-query call (workers/agent/graph_query_tool.cpp): its names resolved to IRIs, its

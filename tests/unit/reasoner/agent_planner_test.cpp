@@ -270,8 +270,50 @@ TEST(AgentPlannerTest, AKnowledgeQueryValueIsCheckedAgainstTheDocumentsOnce) {
         {whole("knowledge-query", {{"answer", "Ilse Varrow"}, {"response", "Ilse Varrow."}})});
     const auto name_answer = plan_agent_step(q, tools, named);
     EXPECT_TRUE(name_answer.calls.empty())
-        << "a name is not checked: " << render_react(name_answer);
+        << "a name the agent did not mark one fact's value is not checked: "
+        << render_react(name_answer);
     EXPECT_EQ(name_answer.final_answer, "Ilse Varrow");
+}
+
+// Issue 35: a knowledge-query name that is one fact's value (the agent marks it "single_value")
+// is checked against the documents once too; the answer stays graph RAG's. A list of names, a
+// name not so marked, or no document tool: answered at once.
+TEST(AgentPlannerTest, AKnowledgeQueryNameOfOneFactIsCheckedAgainstTheDocumentsOnce) {
+    const std::string q = "Who designed Greyhollow Light?";
+    const json tools = json::array({{{"name", "knowledge-query"}}, {{"name", "document-query"}}});
+    const auto whole = [&](const std::string& tool, const json& said) {
+        return step_of({{{"tool", tool},
+                         {"args", {{"question", q}}},
+                         {"observation", said.dump()},
+                         {"error", false}}});
+    };
+    json steps =
+        json::array({whole("knowledge-query", {{"answer", "Ilse Varrow"},
+                                               {"response", "Ilse Varrow designed it [1]."},
+                                               {"single_value", true}})});
+    const auto check = plan_agent_step(q, tools, steps);
+    ASSERT_EQ(check.calls.size(), 1u) << render_react(check);
+    EXPECT_EQ(check.calls[0].tool, "document-query");
+    EXPECT_EQ(check.calls[0].args["question"], q);
+    EXPECT_NE(check.thought.find("Ilse Varrow"), std::string::npos) << check.thought;
+
+    steps.push_back(whole("document-query", {{"answer", "Tomas Heddle"}, {"response", "T [1]."}}));
+    const auto answered = plan_agent_step(q, tools, steps);
+    EXPECT_TRUE(answered.calls.empty()) << render_react(answered);
+    EXPECT_EQ(answered.final_answer, "Ilse Varrow") << "graph RAG's name, not the document's";
+
+    EXPECT_EQ(
+        plan_agent_step(q, json::array({{{"name", "knowledge-query"}}}), json::array({steps[0]}))
+            .final_answer,
+        "Ilse Varrow")
+        << "no document tool: no check";
+    for (const json& said :
+         {json{{"answer", "Ilse Varrow and Tomas Heddle"}, {"single_value", false}},
+          json{{"answer", "Ilse Varrow"}, {"single_value", "yes"}}}) {
+        const auto not_checked =
+            plan_agent_step(q, tools, json::array({whole("knowledge-query", said)}));
+        EXPECT_TRUE(not_checked.calls.empty()) << said.dump() << ": " << render_react(not_checked);
+    }
 }
 
 }  // namespace
