@@ -210,6 +210,32 @@ void add_terms(std::string_view terms, std::set<std::string>& out) {
     }
 }
 
+// SQLite: the run's one row (at doc = session << kDocBits, holding `old_terms`) given `terms`:
+// its full-text row deleted ('delete' with the old terms, as the row's DELETE trigger would),
+// the row updated in place and its new full-text row added. No statement here needs a statement
+// journal (single-row, by rowid, no trigger), so none opens a savepoint: SQLite 3.40's FTS5
+// writes its pending terms out as a new segment at every savepoint of the transaction
+// (fts5SavepointMethod → sqlite3Fts5StorageSync), which the DELETE's trigger made one segment
+// per run per batch in each FTS5 table the batch had written, instead of one per commit.
+Result<void> rewrite_sqlite_uses(Connection& db, std::int64_t session, const std::string& old_terms,
+                                 const std::string& terms) {
+    const std::int64_t doc = session << kDocBits;
+    const std::pair<const char*, const std::string*> steps[] = {
+        {"INSERT INTO run_uses_search(run_uses_search, rowid, terms) VALUES('delete', ?1, ?2)",
+         &old_terms},
+        {"UPDATE run_uses SET terms = ?2 WHERE doc = ?1", &terms},
+        {"INSERT INTO run_uses_search(rowid, terms) VALUES(?1, ?2)", &terms}};
+    for (const auto& [sql, text] : steps) {
+        auto statement = db.prepare(sql);
+        if (!statement) return statement.error();
+        statement->bind(1, doc).bind(2, std::string_view{*text});
+        auto r = statement->run();
+        statement->reset();
+        if (!r) return r;
+    }
+    return {};
+}
+
 // SQLite: the run's one run_uses row, its terms now `uses` and those it had. One row per run
 // (doc = session << kDocBits), so that filters on several uses are one FTS5 query (`A AND B`,
 // answered by intersecting the terms' doclists) rather than one materialised set per filter.
@@ -218,16 +244,21 @@ Result<void> merge_sqlite_uses(Connection& db, std::int64_t session,
                                const std::set<std::pair<char, std::string>>& uses) {
     std::set<std::string> terms;
     for (const auto& [kind, value] : uses) terms.insert(term_of(use_key(kind, value)));
-    auto old = db.prepare("SELECT terms FROM run_uses WHERE session = ?1");
+    auto old = db.prepare("SELECT doc, terms FROM run_uses WHERE session = ?1");
     if (!old) return old.error();
     old->bind(1, session);
     std::size_t rows = 0;
+    std::optional<std::string> own_row;  // the terms of the run's one row at its own doc
     auto read = old->each([&](const Row& row) {
         ++rows;
-        add_terms(row.text(0), terms);
+        if (row.int64(0) == (session << kDocBits)) own_row = std::string(row.text(1));
+        add_terms(row.text(1), terms);
     });
     old->reset();
     if (!read) return read.error();
+    std::string list;
+    for (const auto& t : terms) list.append(list.empty() ? "" : " ").append(t);
+    if (rows == 1 && own_row) return rewrite_sqlite_uses(db, session, *own_row, list);
     if (rows > 0) {
         auto drop = db.prepare("DELETE FROM run_uses WHERE session = ?1");
         if (!drop) return drop.error();
@@ -236,8 +267,6 @@ Result<void> merge_sqlite_uses(Connection& db, std::int64_t session,
         drop->reset();
         if (!r) return r;
     }
-    std::string list;
-    for (const auto& t : terms) list.append(list.empty() ? "" : " ").append(t);
     // The row and its full-text row (no trigger writes it: trace_store.cpp, kSearchTable).
     for (const char* sql : {"INSERT INTO run_uses(doc, session, terms) VALUES(?1 << ?3, ?1, ?2)",
                             "INSERT INTO run_uses_search(rowid, terms) VALUES(?1 << ?3, ?2)"}) {

@@ -25,9 +25,14 @@ namespace {
 constexpr std::size_t kRowsPerInsert = 500;
 constexpr int kColumns = 9;
 
-std::string insert_sql(std::size_t rows) {
-    std::string sql =
-        "INSERT INTO step_costs(session, seq, step, model, day, input_tokens, output_tokens, "
+// SQLite: INSERT OR FAIL. A multi-row INSERT whose constraints may ABORT needs a statement
+// journal, and each statement journal is a savepoint at which SQLite 3.40's FTS5 writes the
+// batch's pending full-text terms out as a new segment (fts5SavepointMethod); FAIL needs no
+// journal, and a failure rolls the whole batch back anyway (TraceStore::store_batch).
+std::string insert_sql(std::size_t rows, bool sqlite) {
+    std::string sql = sqlite ? "INSERT OR FAIL INTO " : "INSERT INTO ";
+    sql +=
+        "step_costs(session, seq, step, model, day, input_tokens, output_tokens, "
         "cost, currency) VALUES ";
     int n = 1;
     for (std::size_t r = 0; r < rows; ++r) {
@@ -79,7 +84,8 @@ base::Result<void> write_step_costs(Connection& db, const schema::PriceTable& pr
     const std::int64_t day = day_of(received_ms);
     for (std::size_t at = 0; at < rows.size(); at += kRowsPerInsert) {
         const std::size_t n = std::min(kRowsPerInsert, rows.size() - at);
-        auto insert = db.prepare_once(insert_sql(n));
+        auto insert =
+            db.prepare_once(insert_sql(n, db.dialect() != storage::sql::Dialect::kPostgres));
         if (!insert) return insert.error();
         for (std::size_t k = 0; k < n; ++k) {
             const auto& [event, call] = rows[at + k];

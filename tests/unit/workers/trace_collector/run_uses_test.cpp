@@ -552,6 +552,43 @@ UPDATE meta SET value = '8' WHERE key = 'schema';
     EXPECT_EQ(listed(q), std::vector<std::string>{run.run.session()});
 }
 
+// A batch that adds a sub-run to each of eight agents whose first sub-run is stored: each agent's
+// one usage row is rewritten in place (run_uses.cpp, rewrite_sqlite_uses: no DELETE, whose
+// trigger's statement savepoint made SQLite 3.40's FTS5 write a segment per run), and each agent
+// is still found by a use of either batch, and the full-text index agrees with its table.
+TEST_P(RunUsesTest, ABatchMergingRunsUsesRewritesTheirRowsInPlace) {
+    if (on_postgres()) GTEST_SKIP() << "PostgreSQL keeps a row per batch (GIN overlap per filter)";
+    std::vector<FakeRun> agents;
+    std::vector<schema::ExplainMessage> first;
+    std::vector<schema::ExplainMessage> second;
+    for (int i = 0; i < 8; ++i) {
+        agents.push_back(FakeRun::make("agent", "Tell me about Greyhollow", kT0 + i));
+        const auto& agent = agents.back();
+        GraphRun a{FakeRun::make("graph-rag", "Greyhollow designer", kT0 + 10 + i, agent.session()),
+                   {designed_},
+                   {}};
+        GraphRun b{FakeRun::make("graph-rag", "Greyhollow keeper", kT0 + 20 + i, agent.session()),
+                   {keeper_},
+                   {}};
+        first.push_back(agent.open());
+        for (auto& m : a.messages()) first.push_back(std::move(m));
+        for (auto& m : b.messages()) second.push_back(std::move(m));
+    }
+    store_all(first, kT0 + 100);
+    store_all(second, kT0 + 200);
+
+    ListQuery q;
+    q.uses_fact = "urn:e:greyhollow urn:p:designedBy urn:e:ada";
+    q.entity = "urn:e:orrin";
+    std::vector<std::string> expected;
+    for (auto it = agents.rbegin(); it != agents.rend(); ++it) expected.push_back(it->session());
+    EXPECT_EQ(listed(q), expected);
+    auto db = storage::Database::open(dir_ / "traces.db", storage::OpenOptions{});
+    ASSERT_TRUE(db.ok()) << db.error().describe();
+    EXPECT_TRUE(
+        (*db)->exec("INSERT INTO run_uses_search(run_uses_search) VALUES('integrity-check')").ok());
+}
+
 TEST(ParseFact, GivesTheIndexedFormOrSaysWhatIsWrong) {
     auto plain = detail::parse_fact("urn:a urn:p a plain literal");
     ASSERT_TRUE(plain.ok());
