@@ -531,6 +531,40 @@ struct Decision {
     std::vector<std::size_t> sentences;
 };
 
+// The option as its own document names it at its start, when that is a fuller form of it: the
+// capitalised words before the first "(", "," or "is" / "was" of the document's first sentence
+// ("Nicholas Lofton \"Nick\" Hexum (born 1970) is …" for "Nick Hexum"), holding every word of the
+// option in order. An either-or question is answered with the option; the document about it names
+// it in full. The option itself otherwise.
+std::string full_name(const Material& m, const Evidence& e, const std::string& option) {
+    constexpr std::size_t kMaxNameWords = 6;
+    if (!e.own_chunk || e.sentences.empty() || m.sentences[e.sentences.front()].order != 0)
+        return option;
+    const std::string& text = m.sentences[e.sentences.front()].text;
+    std::size_t end = text.size();
+    for (std::string_view stop : {" (", ",", " is ", " was "}) end = std::min(end, text.find(stop));
+    const std::string name = text.substr(0, end);
+    // Articles aside: "The Quill Review" is no fuller a name than "Quill Review".
+    const auto without_articles = [](std::vector<std::string> w) {
+        std::erase_if(w, [](const std::string& x) { return x == "the" || x == "a" || x == "an"; });
+        return w;
+    };
+    const auto name_words = without_articles(text::words(name));
+    const auto option_words = without_articles(text::words(option));
+    if (name_words.size() <= option_words.size() || name_words.size() > kMaxNameWords)
+        return option;
+    for (std::size_t k = 0; k < name.size(); ++k) {
+        const bool starts = k == 0 || name[k - 1] == ' ' || name[k - 1] == '"';
+        if (starts && std::isalpha(static_cast<unsigned char>(name[k])) &&
+            !std::isupper(static_cast<unsigned char>(name[k])))
+            return option;  // a lower-case word: a description, not a name
+    }
+    std::size_t matched = 0;  // the option's words, in order, among the name's
+    for (const auto& w : name_words)
+        if (matched < option_words.size() && w == option_words[matched]) ++matched;
+    return matched == option_words.size() ? name : option;
+}
+
 // "Which is older, A or B?", "Which singer is American, A or B?": dates compared for older /
 // first / younger / later, else the option whose own text holds the asked attributes.
 std::optional<Decision> decide_choice(const Material& m, const std::vector<TextChunk>& chunks,
@@ -556,7 +590,7 @@ std::optional<Decision> decide_choice(const Material& m, const std::vector<TextC
         const bool first_wins = direction < 0 ? ya < yb : ya > yb;
         const auto& win = first_wins ? a : b;
         const auto& lose = first_wins ? b : a;
-        return Decision{first_wins ? options[0] : options[1],
+        return Decision{full_name(m, win, first_wins ? options[0] : options[1]),
                         {win.sentences.front(), lose.sentences.front()}};
     }
     // "Which plant is larger, A or B?": that both are plants is given, not asked.
@@ -570,7 +604,7 @@ std::optional<Decision> decide_choice(const Material& m, const std::vector<TextC
     const bool first_wins = ca > cb;
     const auto& win = first_wins ? a : b;
     const auto& lose = first_wins ? b : a;
-    return Decision{first_wins ? options[0] : options[1],
+    return Decision{full_name(m, win, first_wins ? options[0] : options[1]),
                     {win.sentences.front(), lose.sentences.front()}};
 }
 

@@ -362,6 +362,29 @@ TEST(DocumentAnswerTest, EitherOrQuestionsCompareTheDates) {
     EXPECT_EQ(later.answer, "Quill Review");
 }
 
+TEST(DocumentAnswerTest, AnEitherOrIsAnsweredWithTheNameTheOptionsOwnDocumentGivesIt) {
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Orla Maren Tessary (born 4 May 1931) is an Irish painter.", "Orla Tessary"},
+        {"c2", "Brannoc Vell (born 1950) is a Welsh painter.", "Brannoc Vell"},
+    };
+    // The winner's document names her in full; the option's words are in it, in order.
+    const auto older = m.answer_from_chunks("Who is older, Orla Tessary or Brannoc Vell?", chunks);
+    EXPECT_EQ(older.answer, "Orla Maren Tessary");
+    expect_well_formed(older, chunks);
+    // Its document gives no fuller name: the option as asked.
+    const auto younger =
+        m.answer_from_chunks("Who is younger, Orla Tessary or Brannoc Vell?", chunks);
+    EXPECT_EQ(younger.answer, "Brannoc Vell");
+    // A description at the document's start is no name ("the painter Orla Tessary").
+    const std::vector<TextChunk> described{
+        {"c1", "The painter Orla Tessary (born 1931) lived in Cork.", "Orla Tessary"},
+        {"c2", "Brannoc Vell (born 1950) is a Welsh painter.", "Brannoc Vell"},
+    };
+    EXPECT_EQ(m.answer_from_chunks("Who is older, Orla Tessary or Brannoc Vell?", described).answer,
+              "Orla Tessary");
+}
+
 TEST(DocumentAnswerTest, AtMostThreeSentencesAndNoneRepeated) {
     ExtractiveModel m;
     std::vector<TextChunk> chunks;
