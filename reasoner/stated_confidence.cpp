@@ -133,11 +133,18 @@ void lower_for_conflicts(schema::explain::AnswerConfidence& confidence) {
         const auto both = stated + static_cast<double>(c.rival_sources.size());
         if (both > 0.0) share = std::min(share, stated / both);
     }
+    lower_by_share(confidence, share, "conflict");
+}
+
+void lower_by_share(schema::explain::AnswerConfidence& confidence, double share,
+                    std::string feature) {
+    if (!confidence.probability) return;
+    share = std::clamp(share, 0.0, 1.0);
     const double before = std::clamp(*confidence.probability, 1e-6, 1.0 - 1e-6);
     const double after = std::clamp(before * share, 1e-6, 1.0 - 1e-6);
     const auto logit = [](double p) { return std::log(p / (1.0 - p)); };
     confidence.probability = before * share;
-    confidence.features.push_back({"conflict", share, logit(after) - logit(before)});
+    confidence.features.push_back({std::move(feature), share, logit(after) - logit(before)});
 }
 
 std::string conflicts_note(const std::vector<schema::explain::AnswerConflict>& conflicts,

@@ -49,6 +49,12 @@ std::string abstention_note(const schema::explain::AnswerConfidence& confidence,
 // document) lowers its confidence this one way.
 void lower_for_conflicts(schema::explain::AnswerConfidence& confidence);
 
+// Lowers a calibrated confidence to `share` of it (0–1), recorded as the evidence feature
+// `feature` with the share as its value and its effect on the log-odds. No probability:
+// unchanged. lower_for_conflicts is this with the sources' share and "conflict".
+void lower_by_share(schema::explain::AnswerConfidence& confidence, double share,
+                    std::string feature);
+
 // What the answer says of its conflicts, after the answer: "Sources disagree on this: [1] gives
 // A; [2] gives B." (each value cited by its citation number when the conflict gives it, else by
 // the citation carrying its selection, else named by its first source).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "reasoner/stated_confidence.hpp"
 #include "reasoner/value_disagreement.hpp"
@@ -54,6 +55,18 @@ std::uint32_t citation_number(const json& citation) {
     return value > 0 && value <= UINT32_MAX ? static_cast<std::uint32_t>(value) : 0;
 }
 
+// The stated value's share of the engines' confidences, the smallest over the rivals; nullopt
+// when an engine of a conflict has none (the sources' share decides then).
+std::optional<double> confidence_share(const std::vector<EngineConflict>& found) {
+    double share = 1.0;
+    for (const auto& e : found) {
+        if (!e.stated_confidence || !e.rival_confidence) return std::nullopt;
+        const double both = *e.stated_confidence + *e.rival_confidence;
+        share = std::min(share, both > 0.0 ? *e.stated_confidence / both : 0.5);
+    }
+    return share;
+}
+
 }  // namespace
 
 std::vector<EngineConflict> engine_conflicts(const std::vector<EngineRun>& runs,
@@ -85,6 +98,8 @@ std::vector<EngineConflict> engine_conflicts(const std::vector<EngineRun>& runs,
         side_of(won, stated_ground, e.conflict.stated_selection, e.conflict.stated_sources);
         side_of(other, e.rival_citation, e.conflict.rival_selection, e.conflict.rival_sources);
         e.conflict.stated_citation = citation_number(stated_ground);
+        e.stated_confidence = won.confidence;
+        e.rival_confidence = other.confidence;
         out.push_back(std::move(e));
     }
     return out;
@@ -136,11 +151,15 @@ std::optional<schema::explain::AnswerConfidence> add_engine_conflicts(
         confidence.value_or(schema::explain::AnswerConfidence{});
     // Only the engines' conflicts lower it here: the engine's own already did, in its answer.
     const auto own = std::move(lowered.conflicts);
-    lowered.conflicts = conflicts;
-    reasoner::lower_for_conflicts(lowered);
-    if (lowered.probability && !lowered.features.empty() &&
-        lowered.features.back().name == "conflict")
-        lowered.features.back().name = "engine_conflict";
+    if (const auto share = confidence_share(found)) {
+        reasoner::lower_by_share(lowered, *share, "engine_conflict");
+    } else {
+        lowered.conflicts = conflicts;
+        reasoner::lower_for_conflicts(lowered);
+        if (lowered.probability && !lowered.features.empty() &&
+            lowered.features.back().name == "conflict")
+            lowered.features.back().name = "engine_conflict";
+    }
     lowered.conflicts = own;
     lowered.conflicts.insert(lowered.conflicts.end(), conflicts.begin(), conflicts.end());
     reasoner::add_confidence_fields(body, lowered);

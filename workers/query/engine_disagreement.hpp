@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct EngineConflict {
     std::string stated_engine;
     std::string rival_engine;
     nlohmann::json rival_citation;  // the rival engine's citation, as its FINAL gave it (or null)
+    // Each engine's own calibrated confidence in its answer (EngineRun::confidence).
+    std::optional<double> stated_confidence;
+    std::optional<double> rival_confidence;
 };
 
 // The conflicts between `runs[winner]`'s short answer and every other run (not failed, another
@@ -37,7 +41,10 @@ std::vector<EngineConflict> engine_conflicts(const std::vector<EngineRun>& runs,
 // engine's own in "conflicts", a note after the response ("The engines disagree: graph-rag gives
 // 1879 [1]; document-rag gives 1881 [3]."), and the confidence lowered for them (the feature
 // "engine_conflict"; the engine's own conflicts are not counted again, and a dispute the engine
-// reported itself is left out). Returns the confidence
+// reported itself is left out). The confidence keeps the stated value's share of the two engines'
+// own confidences (the smallest over the rivals): a weak rival, an answer escalated past, lowers
+// it little, an equally sure one halves it; without both confidences, the share of the two
+// sides' sources (reasoner::lower_for_conflicts). Returns the confidence
 // as the body now states it (nullopt when the body has none), for the Conclusion.
 std::optional<schema::explain::AnswerConfidence> add_engine_conflicts(
     nlohmann::json& body, std::vector<EngineConflict> found);

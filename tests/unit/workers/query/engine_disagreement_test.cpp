@@ -74,5 +74,35 @@ TEST(AddEngineConflictsTest, ADisputeTheWinnerReportedItselfIsNotSaidTwice) {
     EXPECT_EQ(fresh["conflicts"].size(), 1u);
 }
 
+// With each engine's own confidence known, the stated value keeps its share of the two: a weak
+// rival (an answer escalated past) lowers it little, an equally sure one halves it.
+TEST(AddEngineConflictsTest, TheEnginesConfidencesWeighTheirSides) {
+    std::vector<EngineRun> runs = {run_of("agent", "1879", "urn:a"),
+                                   run_of("graph-rag", "1881", "urn:b")};
+    runs[0].confidence = 0.8;
+    runs[1].confidence = 0.2;
+    json body = runs[0].final;
+    const auto weak = add_engine_conflicts(body, engine_conflicts(runs, 0));
+    ASSERT_TRUE(weak && weak->probability);
+    EXPECT_NEAR(*weak->probability, 0.8 * 0.8, 1e-12);
+    ASSERT_FALSE(weak->features.empty());
+    EXPECT_EQ(weak->features.back().name, "engine_conflict");
+    EXPECT_NEAR(weak->features.back().value, 0.8, 1e-12);
+    ASSERT_TRUE(weak->features.back().effect);
+    EXPECT_LT(*weak->features.back().effect, 0.0);
+
+    runs[1].confidence = 0.8;
+    body = runs[0].final;
+    const auto equal = add_engine_conflicts(body, engine_conflicts(runs, 0));
+    ASSERT_TRUE(equal && equal->probability);
+    EXPECT_NEAR(*equal->probability, 0.4, 1e-12);
+
+    runs[1].confidence.reset();  // uncalibrated rival: the sources' share, one each
+    body = runs[0].final;
+    const auto sources = add_engine_conflicts(body, engine_conflicts(runs, 0));
+    ASSERT_TRUE(sources && sources->probability);
+    EXPECT_NEAR(*sources->probability, 0.4, 1e-12);
+}
+
 }  // namespace
 }  // namespace glassbox::query
