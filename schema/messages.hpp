@@ -143,10 +143,10 @@ struct QueryRequest {
     // As GraphRagQuery::revision_of: recorded on the router's own Question only, never passed
     // to the engines it calls (their runs are sub-runs of this one).
     std::optional<std::string> revision_of;
-    // Below this calibrated confidence the answer says it does not know (docs/confidence.md):
-    // passed to every engine the router calls, and the floor of the router's own answer (after
-    // the engines' disagreement lowered it); 0 to 1, else InvalidRequest; absent: the worker's
-    // query.min_confidence (and each engine's own).
+    // Below this calibrated confidence the router's answer says it does not know
+    // (docs/confidence.md §4), once its confidence is final (after the engines' disagreement
+    // lowered it); the engines are asked with 0. 0 to 1, else InvalidRequest; absent: the
+    // worker's query.min_confidence.
     std::optional<double> min_confidence{};
     bool operator==(const QueryRequest&) const = default;
 };

@@ -42,7 +42,7 @@ struct QueryConfig {
     double relevance_threshold = 0.4;
     // Below this calibrated confidence the router's answer says it does not know, what it found
     // and why it is unsure (docs/confidence.md, abstention); a request's min_confidence
-    // overrides it, and is passed to the engines too. 0: never.
+    // overrides it. The router applies it; its engines are asked with 0. 0: never.
     double min_confidence = 0.25;
     // At most this many escalations per question (the bound: 2).
     std::size_t max_escalations = 2;
