@@ -629,6 +629,68 @@ std::optional<std::vector<double>> ExtractiveModel::score_edges(
     return score_with_paths(question, concepts, edges, embedding_similarity, nullptr, &cancelled);
 }
 
+namespace {
+
+// The reason's words for one edge end: whether the label is named in the question. Asked once
+// per distinct label of a call (an edge set repeats its nodes: a hub is on most edges).
+class NamedLabels {
+public:
+    NamedLabels(std::vector<Mention> mentions, std::string question_padded)
+        : mentions_(std::move(mentions)), question_padded_(std::move(question_padded)) {}
+
+    bool named(const std::string& label) {
+        const auto [it, inserted] = named_.try_emplace(label, false);
+        if (inserted) {
+            std::size_t which = 0;
+            it->second =
+                anchor_strength(normalize(label), mentions_, question_padded_, 0, which) >= 0.8;
+        }
+        return it->second;
+    }
+
+private:
+    std::vector<Mention> mentions_;
+    std::string question_padded_;
+    std::unordered_map<std::string, bool> named_;
+};
+
+// "its relation "p" matches "w1", "w2" in the question", or "" when it matches no relation word.
+std::string relation_part(const std::string& predicate, const detail::QuestionRelations& rel) {
+    const auto rows = predicate_match(predicate, rel.words);
+    std::vector<std::string> words;
+    for (std::size_t j = 0; j < rel.words.size(); ++j) {
+        bool matched = false;
+        for (const auto& row : rows) matched = matched || row[j] > 0.0;
+        if (matched && std::find(words.begin(), words.end(), rel.words[j].surface) == words.end())
+            words.push_back(rel.words[j].surface);
+    }
+    if (words.empty()) return {};
+    std::string list;
+    for (std::size_t k = 0; k < words.size(); ++k) {
+        if (k) list += ", ";
+        list += "\"" + words[k] + "\"";
+    }
+    return "its relation \"" + predicate + "\" matches " + list + " in the question";
+}
+
+// One edge's reason from its parts (none: it matches nothing of the question directly).
+std::string reason_text(const LabelledEdge& e, const std::vector<std::string>& parts) {
+    if (parts.empty()) {
+        return "\"" + e.s + " " + e.p + " " + e.o +
+               "\" matches no entity or relation word of the question directly; it may "
+               "link entities that do.";
+    }
+    std::string reason = "\"" + e.s + " " + e.p + " " + e.o + "\": ";
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        if (k) reason += k + 1 == parts.size() ? " and " : ", ";
+        reason += parts[k];
+    }
+    reason += ".";
+    return reason;
+}
+
+}  // namespace
+
 std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
     std::string_view question, const std::vector<LabelledEdge>& edges,
     const CancelCheck& cancelled) const {
@@ -641,8 +703,9 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
     std::vector<Mention> mentions;
     for (const auto& c : analysis.candidates)
         if (c.entity) mentions.push_back({normalize(c.text), 1.0, {}});
-    mentions = with_trigrams(std::move(mentions));
-    const std::string question_padded = " " + normalize(question) + " ";
+    NamedLabels labels(with_trigrams(std::move(mentions)), " " + normalize(question) + " ");
+    // Each distinct predicate's words against the question's, worked out once.
+    std::unordered_map<std::string, std::string> relation_parts;
 
     std::vector<std::string> out;
     out.reserve(edges.size());
@@ -650,11 +713,8 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
         if (i % 1'024 == 0 && cancelled && cancelled()) return std::nullopt;
         const auto& e = edges[i];
         std::vector<std::string> parts;
-        std::size_t which = 0;
-        const bool subject_named =
-            anchor_strength(normalize(e.s), mentions, question_padded, 0, which) >= 0.8;
-        const bool object_named =
-            anchor_strength(normalize(e.o), mentions, question_padded, 0, which) >= 0.8;
+        const bool subject_named = labels.named(e.s);
+        const bool object_named = labels.named(e.o);
         if (subject_named) parts.push_back("its subject \"" + e.s + "\" is named in the question");
         if (object_named) parts.push_back("its object \"" + e.o + "\" is named in the question");
         // An edge further along a path: where the path starts and the relations it takes.
@@ -668,37 +728,10 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
                                 "\", named in the question, through " + via);
             }
         }
-        const auto rows = predicate_match(e.p, rel.words);
-        std::vector<std::string> words;
-        for (std::size_t j = 0; j < rel.words.size(); ++j) {
-            bool matched = false;
-            for (const auto& row : rows) matched = matched || row[j] > 0.0;
-            if (matched &&
-                std::find(words.begin(), words.end(), rel.words[j].surface) == words.end())
-                words.push_back(rel.words[j].surface);
-        }
-        if (!words.empty()) {
-            std::string list;
-            for (std::size_t k = 0; k < words.size(); ++k) {
-                if (k) list += ", ";
-                list += "\"" + words[k] + "\"";
-            }
-            parts.push_back("its relation \"" + e.p + "\" matches " + list + " in the question");
-        }
-        std::string reason;
-        if (parts.empty()) {
-            reason = "\"" + e.s + " " + e.p + " " + e.o +
-                     "\" matches no entity or relation word of the question directly; it may "
-                     "link entities that do.";
-        } else {
-            reason = "\"" + e.s + " " + e.p + " " + e.o + "\": ";
-            for (std::size_t k = 0; k < parts.size(); ++k) {
-                if (k) reason += k + 1 == parts.size() ? " and " : ", ";
-                reason += parts[k];
-            }
-            reason += ".";
-        }
-        out.push_back(std::move(reason));
+        auto [part, inserted] = relation_parts.try_emplace(e.p);
+        if (inserted) part->second = relation_part(e.p, rel);
+        if (!part->second.empty()) parts.push_back(part->second);
+        out.push_back(reason_text(e, parts));
     }
     return out;
 }

@@ -357,6 +357,29 @@ TEST(ReasonEdgesTest, SayWhatMatched) {
         m.reason_edges("which country is the soccer team Cruz_Azul_FC based in ?", edges).value());
 }
 
+// Labels and predicates that recur across edges are looked at once a call: each edge's reason is
+// still its own, the same as when it is reasoned about alone.
+TEST(ReasonEdgesTest, RecurringLabelsAndPredicatesGiveEachEdgeItsOwnReason) {
+    ExtractiveModel m;
+    const std::string q = "which country is the soccer team Cruz_Azul_FC based in ?";
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Cruz Azul FC", "is in country", "Mexico"},
+        {"e2", "Marco FABIAN", "is aged", "24"},
+        {"e3", "Cruz Azul FC", "is in country", "Spain"},
+        {"e4", "Marco FABIAN", "is aged", "25"},
+    };
+    const auto r = m.reason_edges(q, edges).value();
+    ASSERT_EQ(r.size(), 4u);
+    EXPECT_NE(r[2].find("\"Cruz Azul FC\" is named in the question"), std::string::npos) << r[2];
+    EXPECT_NE(r[2].find("its relation \"is in country\" matches \"country\""), std::string::npos)
+        << r[2];
+    EXPECT_NE(r[3].find("\"Marco FABIAN is aged 25\" matches no entity or relation word"),
+              std::string::npos)
+        << r[3];
+    for (std::size_t i = 0; i < edges.size(); ++i)
+        EXPECT_EQ(r[i], m.reason_edges(q, {edges[i]}).value().at(0)) << i;
+}
+
 TEST(ReasonEdgesTest, AnEdgeFurtherAlongAPathSaysWhereThePathStarts) {
     ExtractiveModel m;
     const std::vector<LabelledEdge> edges{
