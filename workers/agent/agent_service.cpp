@@ -460,7 +460,8 @@ private:
     void abstain(explain::AnswerConfidence& confidence, double floor) {
         const auto worst = reasoner::most_lowering_feature(confidence);
         const std::string note = reasoner::abstention_note(
-            confidence, floor, answer_, worst ? agent_doubt(*worst) : "its evidence is weak");
+            confidence, floor, answer_,
+            worst ? reasoner::doubt_words("agent", *worst) : "its evidence is weak");
         response_ = response_.empty() ? note : note + " What was found: " + response_;
         answer_.clear();
         confidence.abstained = true;

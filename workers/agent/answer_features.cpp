@@ -64,30 +64,4 @@ reasoner::EvidenceFeatures agent_features(const AgentRunEvidence& run,
     };
 }
 
-std::string_view agent_doubt(std::string_view feature) noexcept {
-    static constexpr std::pair<std::string_view, std::string_view> kDoubts[] = {
-        {"answered", "the lookups did not decide an answer"},
-        {"final_answer", "the agent stopped before it finished"},
-        {"chain_complete", "no completed chain of lookups leads to it"},
-        {"planned_hops", "the question chains many relations"},
-        {"chain_hops", "the chain of lookups behind it is of an unusual length"},
-        {"hop_gap", "the lookups behind it do not follow the question's relations one by one"},
-        {"answer_ends", "the lookups end at several things"},
-        {"answer_backed", "no fact or citation backs it"},
-        {"answer_facts", "few facts lead to it"},
-        {"answer_sources", "it rests on few sources"},
-        {"weakest_tier", "its sources are of a low tier"},
-        {"iterations", "it took many steps"},
-        {"empty_lookup", "a lookup came back empty"},
-        {"tool_errors", "a tool failed"},
-        {"type_mismatch", "it is not the kind of answer the question asks for"},
-        {"rag_answer", "it is a retrieval engine's answer, not a chain of lookups"},
-        {"rag_confidence", "the retrieval engine that gave it was unsure"},
-    };
-    for (const auto& [name, doubt] : kDoubts) {
-        if (name == feature) return doubt;
-    }
-    return "its evidence is weak";
-}
-
 }  // namespace glassbox::agent

@@ -38,7 +38,4 @@ struct AgentRunEvidence {
 // (0 when the answer is not a RAG tool's).
 reasoner::EvidenceFeatures agent_features(const AgentRunEvidence& run, const AnswerEvidence& cited);
 
-// Why a feature that lowered an agent answer's confidence did, in words (for abstention).
-std::string_view agent_doubt(std::string_view feature) noexcept;
-
 }  // namespace glassbox::agent

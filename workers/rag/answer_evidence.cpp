@@ -663,49 +663,14 @@ schema::explain::AnswerConfidence answer_confidence(const reasoner::EvidenceFeat
     return reasoner::stated_confidence(features, engine);
 }
 
-namespace {
-
-// Why a feature that lowered the confidence did, in words.
-std::string_view doubt_of(std::string_view feature) {
-    static const std::pair<std::string_view, std::string_view> kDoubts[] = {
-        {"margin", "another answer is about as well supported"},
-        {"answer_score", "the facts that give it match the question poorly"},
-        {"path_linked", "no chain of facts links it to what the question names"},
-        {"answer_found", "it is not among the facts found"},
-        {"answer_is_seed", "it is what the question itself names"},
-        {"hop_excess", "it lies further from what the question names than the question asks"},
-        {"answer_via_type", "it is a class, not a particular thing"},
-        {"type_mismatch", "it is not the kind of answer the question asks for"},
-        {"question_coverage", "the evidence covers few of the question's words"},
-        {"competitors", "many other candidates are as close to the question"},
-        {"path_sources", "it rests on few sources"},
-        {"weakest_tier", "its sources are of a low tier"},
-        {"seed_match", "nothing in the knowledge matches the question's names closely"},
-        {"conflict", "sources disagree on it"},
-        {"answered", "the evidence did not decide an answer"},
-        {"answer_documents", "how many documents state it"},
-        {"answer_rank", "where the retrieved text states it"},
-        {"cited_documents", "how many documents the answer draws on"},
-        {"sentence_coverage", "the sentence that states it shares few of the question's words"},
-        {"retrieval_margin", "no passage stands out from the others"},
-        {"answer_titled", "whether a document is about it"},
-        {"who_not_name", "the question asks who, and it is not shaped like a name"},
-        {"withheld", "the short answer found was too weak to state"},
-    };
-    for (const auto& [name, doubt] : kDoubts) {
-        if (name == feature) return doubt;
-    }
-    return "its evidence is weak";
-}
-
-}  // namespace
-
 std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesised,
                                                 const schema::explain::AnswerConfidence& confidence,
                                                 double floor) {
     if (!reasoner::below_floor(confidence, floor)) return std::nullopt;
     const auto worst = reasoner::most_lowering_feature(confidence);
-    const std::string why = worst ? std::string(doubt_of(*worst)) : "its evidence is weak";
+    // graph-rag's and document-rag's features share their words (reasoner::doubt_words).
+    const std::string why =
+        worst ? std::string(reasoner::doubt_words("graph-rag", *worst)) : "its evidence is weak";
     std::string note =
         reasoner::abstention_note(confidence, floor, synthesised.short_answer.value_or(""), why);
     SynthesisResult out = synthesised;

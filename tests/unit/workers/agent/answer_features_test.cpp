@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reasoner/stated_confidence.hpp"
 #include "tests/unit/workers/agent/step_facts.hpp"
 #include "workers/agent/answer_features.hpp"
 
@@ -120,8 +121,8 @@ TEST(AgentFeatures, AnAnswerWithoutGroundAndARagAnswerReadDifferently) {
 
 TEST(AgentFeatures, EveryFeatureHasItsOwnDoubt) {
     for (const auto& f : agent_features(chained_run(), AnswerEvidence{}))
-        EXPECT_NE(agent_doubt(f.name), "its evidence is weak") << f.name;
-    EXPECT_EQ(agent_doubt("no-such-feature"), "its evidence is weak");
+        EXPECT_NE(reasoner::doubt_words("agent", f.name), "its evidence is weak") << f.name;
+    EXPECT_EQ(reasoner::doubt_words("agent", "no-such-feature"), "its evidence is weak");
 }
 
 }  // namespace
