@@ -36,8 +36,10 @@ json citation(const json& c) {
              {"tier", member(c, "tier", nullptr)},
              {"spans", member(c, "spans", json::array())},
              {"selection", member(c, "selection", "")}};
-    // Freshness (docs/knowledge.md §3), when the engine said it.
-    for (const char* key : {"loaded_at", "date", "max_age", "stale"})
+    // An edge's fact in parts (its labels), and freshness (docs/knowledge.md §3), when the
+    // engine said them.
+    for (const char* key :
+         {"subject", "predicate", "object", "loaded_at", "date", "max_age", "stale"})
         if (c.contains(key)) out[key] = c[key];
     return out;
 }

@@ -322,6 +322,9 @@ void QueryEvents::citations(const json& body, std::vector<SseEvent>& out) {
                                   {"char_end", field_or(c, "char_end", nullptr)},
                                   {"tier", field_or(c, "tier", 0)},
                                   {"text", field_or(c, "text", "")}};
+            // An edge's fact in parts (docs/rag.md §1), when the engine gave them.
+            for (const char* key : {"subject", "predicate", "object"})
+                if (c.contains(key)) data["source"][key] = c[key];
         } else {
             data["source_ref"] = chunk.empty() ? document : chunk;
         }

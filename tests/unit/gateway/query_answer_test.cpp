@@ -20,7 +20,9 @@ json router_final() {
       "answer": "Oskar Brenn", "answer_selections": ["urn:glassbox:g:focus:edge:0"],
       "citations": [{"chunk": "", "document": "file:///data/orrin.ttl", "id": "e1", "kind": "edge", "n": 1,
                      "selection": "urn:glassbox:g:focus:edge:0", "spans": [{"start": 0, "end": 11}],
-                     "text": "MV Curlew was built by Brenn and Daughters Shipyard", "tier": 1, "title": ""}],
+                     "text": "MV Curlew was built by Brenn and Daughters Shipyard", "tier": 1, "title": "",
+                     "subject": "MV Curlew", "predicate": "was built by",
+                     "object": "Brenn and Daughters Shipyard"}],
       "end_of_session": true, "end_of_stream": true, "engine": "graph-rag",
       "engine_session": "urn:glassbox:g:question", "escalations": [], "explain_graph": "",
       "explain_id": "urn:glassbox:q:conclusion", "explain_triples": [], "in_token": 713, "message_type": "chunk",
@@ -70,6 +72,9 @@ TEST(QueryAnswer, TheRoutersFinalBecomesTheDocumentedSchemaWithoutBusFields) {
     EXPECT_EQ(citation["spans"][0]["end"], 11);
     EXPECT_FALSE(citation.contains("id")) << "the prompt's evidence label is not the client's";
     EXPECT_TRUE(citation["char_offset"].is_null());
+    EXPECT_EQ(citation["subject"], "MV Curlew") << "an edge's fact in parts";
+    EXPECT_EQ(citation["predicate"], "was built by");
+    EXPECT_EQ(citation["object"], "Brenn and Daughters Shipyard");
 
     // Without a request id (an MCP call) the member is left out; an agent's extras come along.
     json agent = router_final();

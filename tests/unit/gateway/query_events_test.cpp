@@ -86,12 +86,26 @@ TEST(QueryEvents, ARoutedQuestionBecomesTypedEventsEndingWithDone) {
                {"out_token", 4},
                {"citations", json::array({citation, citation})}};
     final["citations"][1]["n"] = 2;
+    json edge{{"n", 3},
+              {"document", "file:///kb.ttl"},
+              {"text", "MV Curlew was built by Brenn and Daughters Shipyard"},
+              {"kind", "edge"},
+              {"spans", json::array()},
+              {"subject", "MV Curlew"},
+              {"predicate", "was built by"},
+              {"object", "Brenn and Daughters Shipyard"}};
+    final["citations"].push_back(edge);
     auto done = events.on_reply(reply(bus::ReplyKind::kFinal, final));
     ASSERT_EQ(names(done), (std::vector<std::string>{"answer.delta", "citation", "citation",
-                                                     "answer.done", "done"}));
+                                                     "citation", "answer.done", "done"}));
     EXPECT_TRUE(done[1].data.contains("source"));
+    EXPECT_FALSE(done[1].data["source"].contains("subject")) << "a chunk has no fact in parts";
     EXPECT_FALSE(done[2].data.contains("source")) << "the same chunk's source is sent once";
     EXPECT_EQ(done[2].data["source_ref"], "urn:chunk:1");
+    EXPECT_EQ(done[3].data["source"]["subject"], "MV Curlew") << "an edge's fact in parts";
+    EXPECT_EQ(done[3].data["source"]["predicate"], "was built by");
+    EXPECT_EQ(done[3].data["source"]["object"], "Brenn and Daughters Shipyard");
+    done.erase(done.begin() + 3);
     // answer.done is the answer a question asked for JSON gets, with the event's `trace`.
     EXPECT_EQ(done[3].data["usage"], (json{{"input_tokens", 3}, {"output_tokens", 4}}));
     EXPECT_EQ(done[3].data["answer"], "The answer [1]. Again [2].");
@@ -99,7 +113,7 @@ TEST(QueryEvents, ARoutedQuestionBecomesTypedEventsEndingWithDone) {
     EXPECT_EQ(done[3].data["trace_id"], s);
     EXPECT_EQ(done[3].data["question"], "q");
     EXPECT_EQ(done[3].data["request_id"], "req-1");
-    EXPECT_EQ(done[3].data["citations"].size(), 2u);
+    EXPECT_EQ(done[3].data["citations"].size(), 3u);
     for (const char* wire :
          {"response", "in_token", "out_token", "session", "message_type", "end_of_stream"})
         EXPECT_FALSE(done[3].data.contains(wire)) << wire;
