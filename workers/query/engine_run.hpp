@@ -28,6 +28,8 @@ struct EngineRun {
     // How `relevance` was judged (llm or model-free, and why a model's judgement was not used).
     schema::explain::ReflectionInfo reflection;
     std::chrono::milliseconds duration{0};
+    // The answer text streamed to the client for this run (provisional pieces, in order).
+    std::string streamed;
 };
 
 }  // namespace glassbox::query

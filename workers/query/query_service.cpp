@@ -249,6 +249,8 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
             if (piece.empty()) return;
             if (auto sent = context.send_partial(provisional_piece(engine, index, piece)); !sent)
                 forward_failed = sent.error();
+            else
+                run.streamed += piece;
             return;
         }
         if (reply.kind != bus::ReplyKind::kExplain) return;
@@ -271,6 +273,7 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
         if (!text.empty()) {
             if (auto sent = context.send_partial(provisional_piece(engine, index, text)); !sent)
                 return failed(sent.error());
+            run.streamed = text;
         }
     }
     if (const std::string session = string_of(run.final, "session"); !session.empty())
@@ -649,20 +652,26 @@ private:
         (void)context_.reply(body);
     }
 
-    // While streaming, the text streamed is the winning engine's; when the router's answer says
-    // more (the engines' disagreement) or otherwise (its abstention), that text is retracted and
-    // the router's sent whole, so the pieces after the last retraction are the answer
-    // (docs/query.md §1).
+    // While streaming, the client holds the winning engine's text: its streamed pieces, or its
+    // FINAL's text when replayed. When the router's answer differs from it (the engines'
+    // disagreement added, the router's abstention, or an engine whose FINAL rewrote what it
+    // streamed), that text is retracted and the router's sent whole, so the pieces after the
+    // last retraction are the answer (docs/query.md §1).
     bool restate(const json& body, std::size_t winner, bool abstained) {
         const std::string response = string_of(body, "response");
-        if (!request_.streaming || response == string_of(runs_[winner].final, "response"))
-            return true;
+        const bool replayed = winner + 1 < runs_.size();
+        const std::string held =
+            replayed ? string_of(runs_[winner].final, "response") : runs_[winner].streamed;
+        // Nothing streamed (an engine that sends its text only in its FINAL): nothing to take back.
+        if (!request_.streaming || held.empty() || response == held) return true;
         if (!sent(context_.send_partial(
                 json{{"message_type", "retract"},
                      {"engine", runs_[winner].engine},
                      {"run", winner},
                      {"reason", abstained ? "its confidence is below the floor asked for"
-                                          : "the engines disagree on it"}})))
+                                : response != string_of(runs_[winner].final, "response")
+                                    ? "the engines disagree on it"
+                                    : "the engine's final answer differs from what it streamed"}})))
             return false;
         json piece = provisional_piece(runs_[winner].engine, winner, response);
         piece["provisional"] = false;

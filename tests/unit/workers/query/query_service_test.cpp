@@ -87,6 +87,15 @@ protected:
         alone.graph_rag_service = "margin-weak-graph";
         alone.max_escalations = 0;
         cluster_->add_worker("query-weak-alone", make_query_handler(alone));
+        // A graph-rag whose FINAL rewrites the text it streamed, and a router that asks it alone.
+        cluster_->add_worker("rewriting-graph", [](runtime::RequestContext& context) {
+            (void)context.send_partial(
+                json{{"message_type", "chunk"}, {"response", "Built in 1879 and 1881."}});
+            (void)context.reply(engine_answer("1879", 0.9, "edge", "file:///register.ttl",
+                                              "urn:glassbox:graph-run:focus:edge:0"));
+        });
+        alone.graph_rag_service = "rewriting-graph";
+        cluster_->add_worker("query-rewriting", make_query_handler(alone));
         // An agent that abstained itself, and a router that asks it alone.
         cluster_->add_worker("abstaining-agent", [](runtime::RequestContext& context) {
             json answer = engine_answer("1879", 0.1, "edge", "file:///register.ttl",
@@ -448,6 +457,27 @@ TEST_F(QueryServiceTest, StreamedTextAfterTheLastRetractionIsTheFinalAnswer) {
         EXPECT_NE(streamed.find("The engines disagree"), std::string::npos) << streamed;
         EXPECT_EQ(final.contains("abstained"), floor > kLowered) << final.dump();
     }
+}
+
+// An engine whose FINAL says otherwise than the text it streamed (graph-rag's disputed values,
+// restated): the streamed text is retracted and the FINAL's sent whole.
+TEST_F(QueryServiceTest, AnEnginesRewrittenTextIsRetractedAndSentWhole) {
+    const auto replies = cluster_->request(
+        "query-rewriting",
+        {{"query", "When was Saltspire Light built?"}, {"mode", "graph-rag"}, {"streaming", true}});
+    const json& final = final_of(replies);
+    std::vector<json> pieces;
+    for (const auto& reply : replies)
+        if (reply.kind == bus::ReplyKind::kData && reply.body.is_object() &&
+            reply.body.value("message_type", "") != "explain")
+            pieces.push_back(reply.body);
+    ASSERT_EQ(pieces.size(), 3u) << final.dump();
+    EXPECT_EQ(pieces[0]["response"], "Built in 1879 and 1881.");
+    EXPECT_EQ(pieces[1]["message_type"], "retract");
+    EXPECT_EQ(pieces[1]["reason"], "the engine's final answer differs from what it streamed");
+    EXPECT_EQ(pieces[2]["response"], final["response"]);
+    EXPECT_EQ(pieces[2]["replay"], true);
+    EXPECT_EQ(final["response"], "Saltspire Light was built in 1879 [1].");
 }
 
 // Issue 35: the engines' disagreement lowers the agent's 0.6 to 0.48, below the request's floor
