@@ -217,6 +217,14 @@ json provisional_piece(const std::string& engine, std::size_t run, const std::st
                 {"provisional", true}};
 }
 
+// A run's text sent again whole, no longer provisional (after a retraction).
+json replay_piece(const std::string& engine, std::size_t run, const std::string& text) {
+    json piece = provisional_piece(engine, run, text);
+    piece["provisional"] = false;
+    piece["replay"] = true;
+    return piece;
+}
+
 // `question` is the request's, with a reference to the previous turn resolved, which the answer
 // is judged against; `asked` what the engine is asked (the question, or an escalation's
 // rephrasing of it); `index` is the run's number (0 the routed engine, then one per escalation).
@@ -607,10 +615,8 @@ private:
                                              {"reason", "an earlier run answered better"}})))
             return false;
         const EngineRun& won = runs_[winner];
-        json replay = provisional_piece(won.engine, winner, string_of(won.final, "response"));
-        replay["provisional"] = false;
-        replay["replay"] = true;
-        return sent(context_.send_partial(replay));
+        return sent(context_.send_partial(
+            replay_piece(won.engine, winner, string_of(won.final, "response"))));
     }
 
     // The Conclusion (with the winner's reflection and the trace's end), then the FINAL. After an
@@ -673,10 +679,7 @@ private:
                                     ? "the engines disagree on it"
                                     : "the engine's final answer differs from what it streamed"}})))
             return false;
-        json piece = provisional_piece(runs_[winner].engine, winner, response);
-        piece["provisional"] = false;
-        piece["replay"] = true;
-        return sent(context_.send_partial(piece));
+        return sent(context_.send_partial(replay_piece(runs_[winner].engine, winner, response)));
     }
 
     // The floor of the router's answer: the request's, else the worker's.
