@@ -125,15 +125,19 @@ std::string abstention_note(const schema::explain::AnswerConfidence& confidence,
     return note;
 }
 
-void lower_for_conflicts(schema::explain::AnswerConfidence& confidence) {
-    if (confidence.conflicts.empty() || !confidence.probability) return;
+double sources_share(const std::vector<schema::explain::AnswerConflict>& conflicts) noexcept {
     double share = 1.0;
-    for (const auto& c : confidence.conflicts) {
+    for (const auto& c : conflicts) {
         const auto stated = static_cast<double>(c.stated_sources.size());
         const auto both = stated + static_cast<double>(c.rival_sources.size());
         if (both > 0.0) share = std::min(share, stated / both);
     }
-    lower_by_share(confidence, share, "conflict");
+    return share;
+}
+
+void lower_for_conflicts(schema::explain::AnswerConfidence& confidence) {
+    if (confidence.conflicts.empty() || !confidence.probability) return;
+    lower_by_share(confidence, sources_share(confidence.conflicts), "conflict");
 }
 
 void lower_by_share(schema::explain::AnswerConfidence& confidence, double share,

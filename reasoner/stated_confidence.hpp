@@ -49,6 +49,10 @@ std::string abstention_note(const schema::explain::AnswerConfidence& confidence,
 // document) lowers its confidence this one way.
 void lower_for_conflicts(schema::explain::AnswerConfidence& confidence);
 
+// The stated value's share of the sources of both values, the smallest over `conflicts` (1 when
+// none has a source on either side).
+double sources_share(const std::vector<schema::explain::AnswerConflict>& conflicts) noexcept;
+
 // Lowers a calibrated confidence to `share` of it (0–1), recorded as the evidence feature
 // `feature` with the share as its value and its effect on the log-odds. No probability:
 // unchanged. lower_for_conflicts is this with the sources' share and "conflict".

@@ -150,17 +150,9 @@ std::optional<schema::explain::AnswerConfidence> add_engine_conflicts(
     schema::explain::AnswerConfidence lowered =
         confidence.value_or(schema::explain::AnswerConfidence{});
     // Only the engines' conflicts lower it here: the engine's own already did, in its answer.
-    const auto own = std::move(lowered.conflicts);
-    if (const auto share = confidence_share(found)) {
-        reasoner::lower_by_share(lowered, *share, "engine_conflict");
-    } else {
-        lowered.conflicts = conflicts;
-        reasoner::lower_for_conflicts(lowered);
-        if (lowered.probability && !lowered.features.empty() &&
-            lowered.features.back().name == "conflict")
-            lowered.features.back().name = "engine_conflict";
-    }
-    lowered.conflicts = own;
+    reasoner::lower_by_share(lowered,
+                             confidence_share(found).value_or(reasoner::sources_share(conflicts)),
+                             "engine_conflict");
     lowered.conflicts.insert(lowered.conflicts.end(), conflicts.begin(), conflicts.end());
     reasoner::add_confidence_fields(body, lowered);
     return lowered;
