@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "base/utf8.hpp"
+#include "loader/plain_statement.hpp"
 #include "schema/nquads.hpp"
 
 namespace glassbox::loader {
@@ -179,6 +180,10 @@ private:
         if (node->type == SERD_BLANK) {
             label(node);
             set_blank(out, blank_prefix_, label_);
+            return true;
+        }
+        if (node->type == SERD_URI && serd_uri_string_has_scheme(node->buf)) {
+            set_iri(out, view(node));  // absolute: as it stands, without a copy into scratch_
             return true;
         }
         if (!expand(node, scratch_)) return false;
@@ -516,9 +521,15 @@ private:
         if (const auto at = base::invalid_utf8_at(line); at != std::string_view::npos) {
             return bad_line(line_no, at + 1, invalid_utf8_message(line, at));
         }
+        current_line_ = line_no;
+        if (const auto plain = split_plain_statement(line, format_ == RdfFormat::kNQuads)) {
+            add_plain(*plain);
+            if (stop_) return *stop_;
+            if (used_ >= batch_size_) return flush();
+            return {};
+        }
         const std::size_t used_before = used_;
         const std::uint64_t statements_before = stats_.statements;
-        current_line_ = line_no;
         serd_error_ = SerdErrorInfo{};
         const SerdStatus st = serd_reader_read_string(reader, bytes(text));
         if (stop_) return *stop_;
@@ -542,6 +553,23 @@ private:
         }
         if (used_ >= batch_size_) return flush();
         return {};
+    }
+
+    // A plain line's statement, added as serd would hand it over (its nodes point into the line).
+    void add_plain(const PlainStatement& plain) {
+        const auto node = [](std::string_view text, SerdType type) {
+            return SerdNode{bytes(text.data()), text.size(), text.size(), 0, type};
+        };
+        const SerdNode subject = node(plain.subject, SERD_URI);
+        const SerdNode predicate = node(plain.predicate, SERD_URI);
+        const SerdNode object =
+            node(plain.object, plain.object_is_literal ? SERD_LITERAL : SERD_URI);
+        const SerdNode datatype =
+            node(plain.datatype, plain.datatype.empty() ? SERD_NOTHING : SERD_URI);
+        const SerdNode language =
+            node(plain.language, plain.language.empty() ? SERD_NOTHING : SERD_LITERAL);
+        const SerdNode graph = node(plain.graph, plain.graph.empty() ? SERD_NOTHING : SERD_URI);
+        (void)on_statement(this, 0, &graph, &subject, &predicate, &object, &datatype, &language);
     }
 
     base::Result<void> bad_line(std::uint64_t line, std::uint64_t column,
