@@ -10,7 +10,8 @@
 //           store worker's CPU seconds and peak RSS come from /proc. Prints each run and the
 //           medians: statements/s of both, their ratio, bytes on disk per triple. With
 //           --glassbox PATH each run first loads with that build's binary too (CLI and store
-//           worker), for an A/B against another commit in the same run.
+//           worker), for an A/B against another commit in the same run; --binary PATH loads
+//           with PATH as this build (a private copy, safe from rebuilds of the tree mid-run).
 //   query   --queries (default 300) `triples-batch` requests of 50 subject patterns (entities
 //           drawn at random, limit --limit per pattern, default 100) through the bus, against
 //           GraphStore::match_batch of the same patterns on the same file in this process (the
@@ -62,6 +63,9 @@ struct Options : bench::StoreRunOptions {
     // --glassbox PATH: each run also loads the file with another build's binary (CLI and store
     // worker; the broker stays this build's), right after this build's load: an A/B in one run.
     std::string other;
+    // --binary PATH: this build's binary (CLI and store worker) is PATH, a copy that others'
+    // rebuilds of the shared tree cannot change mid-run; default, the one built beside this.
+    std::string binary = GLASSBOX_BINARY;
 };
 
 [[noreturn]] void die(const std::string& what) { bench::fail("bench_load", what); }
@@ -270,7 +274,7 @@ int run(const Options& o) {
                       << fmt(rapper_rate, 0) << " | " << fmt(rate / rapper_rate, 2) << " |\n";
             cluster.reset();
         }
-        const auto [load, summary, before, after] = load_with(GLASSBOX_BINARY, "");
+        const auto [load, summary, before, after] = load_with(o.binary, "");
         const double load_rate = static_cast<double>(o.triples) / load.wall;
         load_rates.push_back(load_rate);
         rapper_rates.push_back(rapper_rate);
@@ -380,6 +384,10 @@ int main(int argc, char** argv) {
             o.other = args.value();
             return true;
         }
+        if (args.arg() == "--binary") {
+            o.binary = args.value();
+            return true;
+        }
         if (args.arg() != "--runs") return false;
         o.runs = args.number();
         return true;
@@ -387,7 +395,7 @@ int main(int argc, char** argv) {
     if (const auto status = bench::read_store_run_options(
             argc, argv, "bench_load", o, store::kMaxMatchLimit, take,
             "usage: bench_load [--triples N] [--runs N] [--queries N] [--limit N] [--dir PATH] "
-            "[--keep] [--glassbox PATH]\n"))
+            "[--keep] [--glassbox PATH] [--binary PATH]\n"))
         return *status;
     if (!fs::exists("/usr/bin/rapper")) die("needs /usr/bin/rapper (raptor2-utils)");
     if (!fs::exists("/usr/bin/time")) die("needs /usr/bin/time");

@@ -2,6 +2,7 @@
 // statements (each distinct term once), and malformed texts are typed errors naming the problem.
 #include "schema/indexed_quads.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,6 +92,44 @@ TEST(IndexedQuadsTest, ManyTermsReadBackAsTheSameStatements) {
     // Most repeats are found (a term the writer's cache lost is written again: allowed).
     EXPECT_GE(parsed.terms.size(), 6667u + 7u + 5000u);
     EXPECT_LT(parsed.terms.size(), (6667u + 7u + 5000u) * 3 / 2);
+}
+
+// The writer's cache compares a term's kind, whole text and a literal's datatype and language:
+// terms alike in all but one of them stay apart; equal ones it still holds are one term.
+TEST(IndexedQuadsTest, TermsAlikeButNotEqualStayApart) {
+    const std::string head(60, 'x');  // past what a cache slot holds of a text
+    const std::vector<Triple> batch = {
+        make_triple(ex("s"), ex("p"), literal("x")),
+        make_triple(ex("s"), ex("p"), lang_literal("x", "en")),
+        make_triple(ex("s"), ex("p"), lang_literal("x", "de")),
+        make_triple(ex("s"), ex("p"), typed_literal("x", "http://example.org/t")),
+        make_triple(ex("s"), ex("p"), iri("urn:x")),
+        make_triple(blank("x"), ex("p"), literal("urn:x")),
+        make_triple(ex("s"), ex("p"), ex(head + "1")),
+        make_triple(ex("s"), ex("p"), ex(head + "2")),
+        make_triple(ex("s"), ex("p"), literal(head + "1")),
+        make_triple(ex("t"), ex("p"), ex(head + "1")),
+        make_triple(ex("t"), ex("p"), lang_literal("x", "de")),
+        make_triple(ex("t"), ex("p"), literal("")),
+        make_triple(ex("t"), ex("p"), iri("urn:x")),
+        make_triple(ex("t"), ex("p"), literal("")),
+    };
+    IndexedQuadsWriter writer;
+    std::string terms;
+    std::string statements;
+    const auto parsed = round_trip(writer, batch, terms, statements);
+    ASSERT_FALSE(HasFailure());
+    // No two of "x", "x"@en, "x"@de, "x"^^t, <urn:x>, "urn:x", _:x, the long IRIs and literal
+    // share an index (the read-back statements above are the same as written, too).
+    std::vector<std::uint32_t> apart = {parsed.statements[5][0]};
+    for (const std::size_t at : {0, 1, 2, 3, 4, 5, 6, 7, 8})
+        apart.push_back(parsed.statements[at][2]);
+    std::sort(apart.begin(), apart.end());
+    EXPECT_EQ(std::adjacent_find(apart.begin(), apart.end()), apart.end()) << terms;
+    // Equal terms still in the cache are one: a long IRI, an IRI, the empty literal.
+    EXPECT_EQ(parsed.statements[9][2], parsed.statements[6][2]) << "the long IRI is one term";
+    EXPECT_EQ(parsed.statements[12][2], parsed.statements[4][2]) << "<urn:x> is one term";
+    EXPECT_EQ(parsed.statements[13][2], parsed.statements[11][2]) << "\"\" is one term";
 }
 
 TEST(IndexedQuadsTest, AQuotedTripleCannotBeWrittenInThisForm) {
