@@ -52,9 +52,13 @@ void run_rag(std::string_view service, const RagOptions& options, bool graph) {
     config.call_timeout = std::chrono::milliseconds{settings().integer("rag.call_timeout_ms")};
     apply_retrieval_defaults(config, settings());
     config.explain = !rag::explain_disabled_by_env();
+    // graph-rag's requests run on their slot's I/O thread (runtime::WorkerConfig::run_inline):
+    // its handler is calls with short stretches between them, and each wait on a call lets the
+    // slot heartbeat and read a CANCEL; the hop to a handler thread and back, with a wake-up per
+    // burst of explain messages, cost more CPU than the rest of the runtime (issue 33).
     run_worker(std::string(service), options.worker,
                graph ? rag::make_graph_rag_handler(config) : rag::make_document_rag_handler(config),
-               stop_signals);
+               stop_signals, {}, graph ? inline_when_small() : InlineHook{});
 }
 
 void run_graph_rag(const RagOptions& options) {

@@ -419,6 +419,9 @@ Result<CallResult> RequestContext::await_call(
     constexpr std::chrono::milliseconds kSlice{50};
     for (;;) {
         auto reply = bus.next(id, kSlice);
+        // Inline, the slot's I/O loop heartbeats and reads a CANCEL only when let (a stream of
+        // replies never times out); on the handler thread this does nothing.
+        channel_.serve_connection();
         if (!reply) {
             if (reply.error().type != ErrorType::kTimeout) return std::move(reply).error();
             if (cancelled()) {

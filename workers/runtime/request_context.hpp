@@ -136,8 +136,8 @@ public:
     std::chrono::milliseconds remaining() const noexcept;
     // True once the broker sent CANCEL for this request or its deadline passed. Cheap: poll it
     // between steps. A cancelled handler should stop and still end with fail() (or return).
-    // An inline request (WorkerConfig::run_inline) sees its deadline only: its I/O loop reads a
-    // CANCEL after the handler returned.
+    // Inline (WorkerConfig::run_inline) it also lets the slot's I/O loop serve its connection,
+    // where a CANCEL is read (at most every WorkerConfig::inline_poll).
     bool cancelled();
     // Why cancelled() is true, as the typed error a handler should end with: DeadlineExceeded
     // when the deadline passed first, Cancelled when a CANCEL arrived first.

@@ -218,19 +218,10 @@ private:
         connect();
         for (;;) {
             auto now = Clock::now();
-            if (!stopping_ && stop_requested_.load()) {
-                stopping_ = true;
-                stop_started_ = now;
-                log()->info("event=stopping worker={} busy={}", worker_id_, busy_);
-            }
+            note_stop(now);
             if (stopping_ && !busy_) {
                 disconnect();
                 return;
-            }
-            if (stopping_ && busy_ && !cancel_sent_ &&
-                now - stop_started_ >= config_.drain_timeout) {
-                log()->warn("event=drain_timeout worker={} {}", worker_id_, request_fields());
-                cancel_handler();
             }
             if (!dealer_ && !busy_ && now >= reconnect_at_) connect();
 
@@ -245,21 +236,42 @@ private:
             if ((items[0].revents & ZMQ_POLLIN) != 0) {
                 while (auto parts = bus::try_receive_messages(pair_)) on_handler_message(*parts);
             }
-            if (dealer_ && (items[1].revents & ZMQ_POLLIN) != 0) {
-                while (dealer_) {
-                    auto parts = bus::try_receive_messages(*dealer_);
-                    if (!parts) break;
-                    on_broker_message(*parts);
-                }
-            }
-            now = Clock::now();
-            if (dealer_ && now >= broker_expiry_) {
-                log()->warn("event=broker_silent worker={} liveness={}", worker_id_,
-                            config_.liveness);
-                drop_connection();
-            } else if (dealer_ && now >= heartbeat_at_) {
-                send_to_broker(worker_command(protocol::worker_cmd::kHeartbeat));
-            }
+            if (dealer_ && (items[1].revents & ZMQ_POLLIN) != 0) read_broker();
+            keep_alive(Clock::now());
+        }
+    }
+
+    // Every message the broker has sent, handled in order (a DISCONNECT among them drops the
+    // connection, and the rest with it).
+    void read_broker() {
+        while (dealer_) {
+            auto parts = bus::try_receive_messages(*dealer_);
+            if (!parts) break;
+            on_broker_message(*parts);
+        }
+    }
+
+    // §5.2: a broker silent for `liveness` intervals is dead; HEARTBEAT when nothing else went.
+    void keep_alive(Clock::time_point now) {
+        if (dealer_ && now >= broker_expiry_) {
+            log()->warn("event=broker_silent worker={} liveness={}", worker_id_, config_.liveness);
+            drop_connection();
+        } else if (dealer_ && now >= heartbeat_at_) {
+            send_to_broker(worker_command(protocol::worker_cmd::kHeartbeat));
+        }
+    }
+
+    // Takes a stop() into account: from then on the slot drains, and a request still running
+    // after drain_timeout is cancelled.
+    void note_stop(Clock::time_point now) {
+        if (!stopping_ && stop_requested_.load()) {
+            stopping_ = true;
+            stop_started_ = now;
+            log()->info("event=stopping worker={} busy={}", worker_id_, busy_);
+        }
+        if (stopping_ && busy_ && !cancel_sent_ && now - stop_started_ >= config_.drain_timeout) {
+            log()->warn("event=drain_timeout worker={} {}", worker_id_, request_fields());
+            cancel_handler();
         }
     }
 
@@ -317,6 +329,10 @@ private:
     void cancel_handler() {
         if (cancel_sent_) return;
         cancel_sent_ = true;
+        if (running_inline_) {
+            inline_cancelled_ = true;  // read by the inline handler's cancelled()
+            return;
+        }
         bus::send_frames(pair_, {std::string(1, channel::kCancel)}, true);
     }
 
@@ -463,11 +479,16 @@ private:
     }
 
     // Runs the request on this thread: its messages go to the broker as the handler thread's
-    // would (take(), then on_handler_message), the meta and body read in place. Nothing else is
-    // read meanwhile: a CANCEL, a heartbeat, a stop are seen after it.
+    // would (take(), then on_handler_message), the meta and body read in place. Meanwhile the
+    // connection is served only when the handler waits on a call or asks cancelled()
+    // (serve_broker): a CANCEL, a heartbeat, a stop wait for that.
     void run_inline(std::string_view meta, std::string_view body) {
+        running_inline_ = true;
+        inline_cancelled_ = false;
+        next_inline_poll_ = Clock::now() + config_.inline_poll;
         detail::HandlerChannel output{static_cast<detail::InlineOutput&>(*this)};
         inline_jobs_.run(output, meta, body);
+        running_inline_ = false;
         if (busy_) {
             // No terminal reached on_handler_message (one could not be built: no memory left):
             // the broker ends the request at its deadline, and the slot takes the next one.
@@ -478,6 +499,25 @@ private:
 
     // detail::InlineOutput: a message of an inline request, as if read from the PAIR.
     void take(bus::Messages& message) override { on_handler_message(message); }
+
+    // detail::InlineOutput: what the loop would do between messages, done while the inline
+    // handler waits. A message read here is handled as in loop(): CANCEL of this request sets
+    // the flag returned, DISCONNECT or a silent broker drops the connection (the request is then
+    // orphaned and cancelled, its output dropped), a REQUEST is refused as busy (§5.1).
+    bool serve_broker() noexcept override {
+        try {
+            const auto now = Clock::now();
+            if (now < next_inline_poll_) return inline_cancelled_;
+            next_inline_poll_ = now + config_.inline_poll;
+            note_stop(now);
+            read_broker();
+            keep_alive(Clock::now());
+        } catch (const std::exception& e) {
+            // Only a broken context gets here (ETERM): the loop meets it again after the request.
+            log()->error("event=inline_serve_failed worker={} error=\"{}\"", worker_id_, e.what());
+        }
+        return inline_cancelled_;
+    }
 
     void end_request() {
         busy_ = false;
@@ -537,9 +577,12 @@ private:
     std::string token_;
     bus::WorkerLayout layout_ = bus::WorkerLayout::kCompact;  // of the request in flight
     bool packed_ = true;                                      // of the request in flight
-    std::string meta_text_;     // the meta frame of the request in flight, for logs only
-    bus::FrameViews views_;     // of the broker's message being read (kept: no allocation each)
-    std::string session_hint_;  // the first explain session of the request in flight, for logs
+    std::string meta_text_;        // the meta frame of the request in flight, for logs only
+    bus::FrameViews views_;        // of the broker's message being read (kept: no allocation each)
+    std::string session_hint_;     // the first explain session of the request in flight, for logs
+    bool running_inline_ = false;  // the handler runs on this thread now (run_inline)
+    bool inline_cancelled_ = false;         // cancel_handler() while it does
+    Clock::time_point next_inline_poll_{};  // serve_broker() reads the socket again from then
 };
 
 void validate(const WorkerConfig& config) {

@@ -27,8 +27,8 @@ struct WorkerConfig {
     // Independent MDPW01 workers in this process, each its own socket and handler thread.
     std::size_t threads = 1;
     // HEARTBEAT is sent when nothing else went to the broker for this long (§5.2), also while a
-    // handler runs (not while an inline one does: run_inline). Must match the broker's interval:
-    // it judges us by its own.
+    // handler runs (an inline one: while it waits on a call or asks cancelled(), run_inline).
+    // Must match the broker's interval: it judges us by its own.
     std::chrono::milliseconds heartbeat = schema::protocol::kDefaultHeartbeat;  // 2.5 s
     // The broker is dead after this many heartbeat intervals without a message (§5.2).
     int liveness = schema::protocol::kDefaultLiveness;  // 3
@@ -40,6 +40,10 @@ struct WorkerConfig {
     std::chrono::milliseconds drain_timeout{30'000};
     // How often an idle I/O loop looks at the stop flag (stop() may come from any thread).
     std::chrono::milliseconds stop_poll{50};
+    // While an inline request (run_inline) runs: at most this often, each time its handler waits
+    // on a call or asks cancelled(), the I/O loop reads the broker's messages, heartbeats and
+    // judges the broker's silence. Between those moments it is not read at all.
+    std::chrono::milliseconds inline_poll{20};
     // How long the final DISCONNECT may wait in the socket before it is dropped at close.
     std::chrono::milliseconds disconnect_linger{1'000};
     // Socket bounds. Overflow policy: a reply the broker socket cannot take at once is dropped
@@ -58,19 +62,23 @@ struct WorkerConfig {
     std::function<bool(std::string_view body)> text_body;
     // A request this answers true for runs inline: the slot's I/O thread calls the handler itself
     // and its messages go straight to the broker (the same frames), without the hop to the
-    // handler thread and back (two thread wake-ups and a PAIR round trip per request, most of a
-    // small request's CPU). Asked on the I/O thread for each request the slot takes, with the
-    // GBW01 meta frame (JSON text, docs/protocol.md §5.1) and the body as received; it must be
-    // cheap (no parse of a large body) and must not throw. Empty: every request goes to the
-    // handler thread.
-    // The rule: only requests that are sure to be quick, a few milliseconds and never more than
-    // a fraction of `heartbeat`. While an inline handler runs its I/O loop does nothing else: no
-    // HEARTBEAT goes out (a request past `heartbeat` × the broker's liveness gets the worker
-    // dropped by the broker), a CANCEL or a stop is read only after it (RequestContext::
-    // cancelled() sees the deadline only), and a request for the slot meanwhile waits in the
-    // socket. So never for work that can take long: waiting on a lock a long writer holds,
-    // streaming much, network I/O, a call to another service without a short deadline of its
-    // own. Calls an inline handler makes go through a BusClient of the I/O thread's own.
+    // handler thread and back (two thread wake-ups and a PAIR round trip per request, and one
+    // more wake-up for each burst of explain messages: most of a small request's CPU). Asked on
+    // the I/O thread for each request the slot takes, with the GBW01 meta frame (JSON text,
+    // docs/protocol.md §5.1) and the body as received; it must be cheap (no parse of a large
+    // body) and must not throw. Empty: every request goes to the handler thread.
+    // The rule: only requests whose handler never works long without waiting on a call or asking
+    // RequestContext::cancelled(), a few milliseconds and never more than a fraction of
+    // `heartbeat`. The I/O loop serves its connection only at those moments (every `inline_poll`
+    // at most): there it reads the broker's messages (a CANCEL reaches cancelled(), a DISCONNECT
+    // or a silent broker drops the connection and cancels the request), sends HEARTBEAT when due
+    // and notes a stop. Between them nothing is read or sent but the request's own messages: a
+    // handler busy past `heartbeat` × the broker's liveness without one gets the worker dropped
+    // by the broker. So quick work (the store's reads, the extractive llm) or work made of calls
+    // with short stretches between them (graph-rag); never work that blocks long otherwise:
+    // waiting on a lock a long writer holds, network I/O of its own. Calls an inline handler
+    // makes go through a BusClient of the I/O thread's own; waiting on them serves the
+    // connection.
     std::function<bool(std::string_view meta, std::string_view body)> run_inline;
     // Redaction of every explain message before it leaves the worker (docs/security.md,
     // "Redaction"): the settings redaction.rules and redaction.patterns, compiled once. Shared:

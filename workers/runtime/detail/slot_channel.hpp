@@ -13,10 +13,15 @@
 namespace glassbox::runtime::detail {
 
 // The I/O loop's side of an inline request: it takes each message the handler writes as it
-// would have read it from the PAIR ([kind] [frames...], channel:: below), on its own thread.
+// would have read it from the PAIR ([kind] [frames...], channel:: below), on its own thread,
+// and serves its broker connection while the handler waits or asks whether it was cancelled.
 class InlineOutput {
 public:
     virtual void take(bus::Messages& message) = 0;
+    // Reads what the broker sent meanwhile, heartbeats when due and judges the broker's silence
+    // (at most every WorkerConfig::inline_poll; a cheap clock check otherwise). True once the
+    // running request was cancelled (CANCEL, its connection lost, a stop past drain_timeout).
+    virtual bool serve_broker() noexcept = 0;
 
 protected:
     ~InlineOutput() = default;
@@ -44,9 +49,16 @@ public:
         }
     }
 
-    // True when a CANCEL of the running request has arrived (read here). Inline: never, the I/O
-    // loop reads the broker's CANCEL only once the handler has returned.
+    // True when a CANCEL of the running request has arrived (read here). Inline: the I/O loop
+    // serves its connection first (InlineOutput::serve_broker), reading a CANCEL among the rest.
     bool cancel_arrived() noexcept;
+
+    // Inline: lets the I/O loop serve its connection while the handler works (a call's replies
+    // streaming in, no wait long enough to ask cancelled()). On the handler thread: nothing, its
+    // I/O loop runs beside it.
+    void serve_connection() noexcept {
+        if (output_ != nullptr) (void)output_->serve_broker();
+    }
 
 private:
     zmq::socket_t* pair_ = nullptr;
@@ -73,7 +85,7 @@ namespace glassbox::runtime::detail {
 
 // Only CANCEL reaches the handler thread while a request runs (the I/O loop sends nothing else).
 inline bool HandlerChannel::cancel_arrived() noexcept {
-    if (pair_ == nullptr) return false;
+    if (pair_ == nullptr) return output_ != nullptr && output_->serve_broker();
     bool cancel = false;
     while (auto parts = bus::try_receive_messages(*pair_)) {
         if (!parts->empty() && parts->front().size() == 1 &&

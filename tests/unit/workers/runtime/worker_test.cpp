@@ -1031,6 +1031,83 @@ TEST_F(WorkerTest, AnInlineRequestEndsAsOnTheHandlerThreadWhateverTheHandlerDoes
     }
 }
 
+// An inline request that waits (here on cancelled(), as RequestContext::call does between its
+// slices) keeps its slot alive: HEARTBEATs go out while it runs, a CANCEL of another token is
+// ignored and one of its own reaches cancelled(); the slot then serves the next request inline.
+TEST_F(WorkerTest, AnInlineRequestWaitingHeartbeatsAndSeesItsCancel) {
+    Threads threads;
+    auto c = inline_config(config(), threads);
+    c.heartbeat = 50ms;
+    c.liveness = 100;  // the fake broker does not heartbeat back
+    c.inline_poll = 5ms;
+    std::atomic<bool> started{false};
+    std::atomic<bool> saw_cancel{false};
+    const auto id = start(
+        [&](RequestContext& ctx) {
+            threads.ran(std::string(ctx.body_text()));
+            if (ctx.body().contains("wait")) {
+                started = true;
+                (void)test_support::wait_until([&] { return ctx.cancelled(); });
+                saw_cancel = ctx.cancelled();
+                (void)ctx.fail(ctx.cancellation_error());
+                return;
+            }
+            (void)ctx.reply({{"ok", true}});
+        },
+        c);
+    broker.send_request(id, "tok", R"({"wait":1,"inline":1})", "r", 60'000);
+    ASSERT_TRUE(test_support::wait_until([&] { return started.load(); }));
+    int heartbeats = 0;
+    while (heartbeats < 5) {
+        auto message = broker.receive(test_support::kHangGuard);
+        ASSERT_TRUE(message) << "an inline request's slot went silent while it waited";
+        ASSERT_NE(message->command(), cmd::kError) << "the request ended before its cancel";
+        if (message->command() == cmd::kHeartbeat) ++heartbeats;
+    }
+    broker.send_command(id, cmd::kCancel, {"other-token"});  // not ours: ignored
+    // An absence, not an ordering: a CANCEL wrongly honoured would show within this window.
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(saw_cancel.load());
+    broker.send_command(id, cmd::kCancel, {"tok"});
+    auto error = broker.expect(cmd::kError, test_support::kHangGuard);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "tok");
+    EXPECT_EQ(error->frames[5], "Cancelled");
+    EXPECT_TRUE(saw_cancel.load());
+    EXPECT_TRUE(threads.inline_ran(R"({"wait":1,"inline":1})"));
+    broker.send_request(id, "next", R"({"inline":2})");
+    auto reply = broker.expect(cmd::kReply, test_support::kHangGuard);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "next");
+    EXPECT_TRUE(threads.inline_ran(R"({"inline":2})"));
+}
+
+// A DISCONNECT read while an inline request waits drops the connection: the request is
+// cancelled and its output dropped, and the slot registers again once it has returned.
+TEST_F(WorkerTest, ADisconnectWhileAnInlineRequestWaitsCancelsItAndReconnects) {
+    Threads threads;
+    auto c = inline_config(config(), threads);
+    c.inline_poll = 5ms;
+    std::atomic<bool> started{false};
+    std::atomic<bool> cancelled{false};
+    const auto id = start(
+        [&](RequestContext& ctx) {
+            started = true;
+            (void)test_support::wait_until([&] { return ctx.cancelled(); });
+            cancelled = ctx.cancelled();
+            (void)ctx.reply({{"late", true}});
+        },
+        c);
+    broker.send_request(id, "tok", R"({"inline":1})", "r", 60'000);
+    ASSERT_TRUE(test_support::wait_until([&] { return started.load(); }));
+    broker.send_command(id, cmd::kDisconnect);
+    auto ready = broker.expect(cmd::kReady, test_support::kHangGuard);
+    ASSERT_TRUE(ready) << "the slot registers again after the inline request returned";
+    EXPECT_TRUE(cancelled.load());
+    for (const auto& skipped : broker.skipped)
+        EXPECT_NE(skipped.command(), cmd::kReply) << "an orphaned request's reply is dropped";
+}
+
 // A hook that throws is a no: the request goes to the handler thread.
 TEST_F(WorkerTest, AThrowingInlineHookSendsTheRequestToTheHandlerThread) {
     auto c = config();
@@ -1079,10 +1156,13 @@ TEST_F(WorkerTest, ASlotBusyOnItsHandlerThreadRefusesAnInlineRequest) {
     EXPECT_TRUE(threads.inline_ran(R"({"inline":1})"));
 }
 
-// While an inline handler runs nothing is read: a CANCEL that arrives meanwhile is read after
-// it (the request has ended: nothing to cancel), and the handler's cancel checks see none.
+// Between the moments an inline handler lets its loop serve the connection (at most every
+// inline_poll, here never) nothing is read: a CANCEL that arrives meanwhile is read after it
+// (the request has ended: nothing to cancel), and the handler's cancel checks see none.
 TEST_F(WorkerTest, ACancelArrivingDuringAnInlineRequestIsReadAfterIt) {
     Threads threads;
+    auto slow_poll = inline_config(config(), threads);
+    slow_poll.inline_poll = std::chrono::hours{1};
     std::atomic<bool> started{false};
     std::atomic<bool> cancel_sent{false};
     std::atomic<bool> saw_cancel{true};
@@ -1098,7 +1178,7 @@ TEST_F(WorkerTest, ACancelArrivingDuringAnInlineRequestIsReadAfterIt) {
             }
             (void)c.reply({{"ok", true}});
         },
-        inline_config(config(), threads));
+        slow_poll);
     broker.send_request(id, "tok", R"({"wait":"inline"})");
     ASSERT_TRUE(test_support::wait_until([&] { return started.load(); }));
     broker.send_command(id, cmd::kCancel, {"tok"});
