@@ -20,13 +20,18 @@ namespace {
 using nlohmann::json;
 namespace v = schema::vocab;
 
-std::string term_value(const json& term) {
+// A term's value (an IRI, a literal's text, a blank node's label) as a view into `term`; ""
+// for anything else.
+std::string_view term_view(const json& term) {
     if (!term.is_object()) return {};
-    const auto kind = string_of(term, "t");
-    if (kind == "i") return string_of(term, "i");
-    if (kind == "l") return string_of(term, "v");
-    if (kind == "b") return string_of(term, "d");
-    return {};
+    const auto kind = term.find("t");
+    if (kind == term.end() || !kind->is_string()) return {};
+    const auto& k = kind->get_ref<const std::string&>();
+    const char* key = k == "i" ? "i" : k == "l" ? "v" : k == "b" ? "d" : nullptr;
+    if (key == nullptr) return {};
+    const auto value = term.find(key);
+    if (value == term.end() || !value->is_string()) return {};
+    return value->get_ref<const std::string&>();
 }
 
 // The readable end of an IRI: "http://x/e/Cruz_Azul_FC" → "Cruz Azul FC".
@@ -53,6 +58,53 @@ double number_of(const std::string& text) {
 }
 
 using Properties = std::multimap<std::string, std::string>;
+
+// The predicates the evidence is read from: a selection's type, and what item_of reads.
+bool read_predicate(std::string_view p) {
+    return p == v::kRdfType || p == v::kScore || p == v::kDataTier || p == v::kSourceChunk ||
+           p == v::kSourceDocument || p == v::kRdfSubject || p == v::kRdfPredicate ||
+           p == v::kRdfObject || p == v::kProvWasDerivedFrom;
+}
+
+struct TripleView {
+    std::string_view s, p, o;
+};
+
+// The triples with a read_predicate, as views into `explain`, in the order they came. The rest
+// of a trace (an Exploration's candidates, labels and texts: most of its bytes) is not copied.
+std::vector<TripleView> evidence_triples(const std::vector<json>& explain) {
+    std::vector<TripleView> triples;
+    for (const auto& body : explain) {
+        // Either form of explain_triples (docs/protocol.md §8.1).
+        schema::for_each_explain_triple(body, [&](const json& s, const json& p, const json& o) {
+            const std::string_view predicate = term_view(p);
+            if (read_predicate(predicate))
+                triples.push_back({term_view(s), predicate, term_view(o)});
+        });
+    }
+    return triples;
+}
+
+// The properties of every selection (gb:EdgeSelection, gb:ChunkSelection), of what they were
+// derived from, and of "" (where item_of looks for the source of a selection derived from
+// nothing), by subject: the only subjects item_of reads.
+std::map<std::string, Properties> selection_subjects(const std::vector<TripleView>& triples) {
+    std::set<std::string_view> wanted{std::string_view{}};
+    for (const auto& t : triples) {
+        if (t.p == v::kRdfType && (t.o == v::kEdgeSelection || t.o == v::kChunkSelection))
+            wanted.insert(t.s);
+    }
+    std::vector<std::string_view> sources;
+    for (const auto& t : triples) {
+        if (t.p == v::kProvWasDerivedFrom && wanted.contains(t.s)) sources.push_back(t.o);
+    }
+    wanted.insert(sources.begin(), sources.end());
+    std::map<std::string, Properties> subjects;
+    for (const auto& t : triples) {
+        if (wanted.contains(t.s)) subjects[std::string(t.s)].emplace(t.p, t.o);
+    }
+    return subjects;
+}
 
 std::string first(const Properties& props, std::string_view predicate) {
     const auto it = props.find(std::string(predicate));
@@ -107,13 +159,7 @@ std::string string_of(const json& body, const char* key) {
 }
 
 Evidence read_evidence(const std::vector<json>& explain, const json& final) {
-    std::map<std::string, Properties> subjects;
-    for (const auto& body : explain) {
-        // Either form of explain_triples (docs/protocol.md §8.1).
-        schema::for_each_explain_triple(body, [&](const json& s, const json& p, const json& o) {
-            subjects[term_value(s)].emplace(term_value(p), term_value(o));
-        });
-    }
+    const auto subjects = selection_subjects(evidence_triples(explain));
     std::vector<std::pair<std::string, const Properties*>> edges, focus_chunks, retrieved_chunks;
     for (const auto& [uri, props] : subjects) {
         if (has(props, v::kRdfType, v::kEdgeSelection)) {

@@ -53,6 +53,65 @@ TEST(Evidence, ReadsKeptEdgesInOrderWithScoresSourcesAndTiers) {
     EXPECT_EQ(*evidence.short_answer, "Mexico");
 }
 
+// A document-rag trace in the dictionary form (docs/protocol.md §8.1): an Exploration that
+// retrieved two chunks (with sources and tiers) among candidates that are no selection (scores,
+// sources and labels of their own), and a Focus that re-ranked them, deriving each from one.
+std::vector<json> reranked_trace() {
+    const std::string run = "urn:glassbox:00000000-0000-4000-8000-000000000002";
+    json terms = json::array();
+    json triples = json::array();
+    const auto term = [&](json t) {
+        terms.push_back(std::move(t));
+        return terms.size() - 1;
+    };
+    const auto add = [&](const std::string& s, std::string_view p, json o) {
+        triples.push_back(json::array({term(iri(s)), term(iri(p)), term(std::move(o))}));
+    };
+    for (int i = 0; i < 2; ++i) {
+        const std::string chunk = run + ":exploration:chunk:" + std::to_string(i);
+        add(chunk, v::kRdfType, iri(v::kChunkSelection));
+        add(chunk, v::kScore, lit(i == 0 ? "0.3" : "0.7"));
+        add(chunk, v::kSourceChunk, iri("urn:doc:d" + std::to_string(i) + "#c0"));
+        add(chunk, v::kDataTier, lit(i == 0 ? "2" : "4"));
+        add(chunk, "http://www.w3.org/2000/01/rdf-schema#label", lit("chunk " + std::to_string(i)));
+    }
+    const std::string candidate = run + ":exploration:candidate:0";
+    add(candidate, v::kScore, lit("0.99"));
+    add(candidate, v::kSourceChunk, iri("urn:doc:noise#c9"));
+    json exploration{
+        {"message_type", "explain"}, {"explain_terms", terms}, {"explain_triples", triples}};
+    terms = json::array();
+    triples = json::array();
+    // Re-ranked: the second retrieved chunk first; neither names its own source or tier.
+    for (int i = 0; i < 2; ++i) {
+        const std::string chunk = run + ":focus:chunk:" + std::to_string(i);
+        add(chunk, v::kRdfType, iri(v::kChunkSelection));
+        add(chunk, v::kScore, lit(i == 0 ? "0.8" : "0.1"));
+        add(chunk, v::kProvWasDerivedFrom,
+            iri(run + ":exploration:chunk:" + std::to_string(1 - i)));
+    }
+    json focus{{"message_type", "explain"}, {"explain_terms", terms}, {"explain_triples", triples}};
+    return {exploration, focus};
+}
+
+TEST(Evidence, ReRankedChunksTakeTheSourceAndTierOfTheChunkTheyCameFrom) {
+    const auto evidence = read_evidence(reranked_trace(), json{{"answer", "d1"}});
+    ASSERT_EQ(evidence.kept.size(), 2u);  // the Focus chunks, not the Exploration's too
+    EXPECT_NE(evidence.kept[0].selection.find(":focus:chunk:0"), std::string::npos);
+    EXPECT_DOUBLE_EQ(evidence.kept[0].score, 0.8);
+    EXPECT_EQ(evidence.kept[0].source, "urn:doc:d1#c0");
+    EXPECT_EQ(evidence.kept[0].tier, 4);
+    EXPECT_DOUBLE_EQ(evidence.kept[1].score, 0.1);
+    EXPECT_EQ(evidence.kept[1].source, "urn:doc:d0#c0");
+    EXPECT_EQ(evidence.kept[1].tier, 2);
+    // Without the Focus, the retrieved chunks are the evidence, in their order; the candidate
+    // that is no selection is not.
+    const auto retrieved = read_evidence({reranked_trace().front()}, json::object());
+    ASSERT_EQ(retrieved.kept.size(), 2u);
+    EXPECT_DOUBLE_EQ(retrieved.kept[0].score, 0.3);
+    EXPECT_EQ(retrieved.kept[1].source, "urn:doc:d1#c0");
+}
+
 TEST(Reflection, CoveredDecidedEvidenceScoresHighAndWeakEvidenceLow) {
     const std::string q = "which country is the soccer team Cruz_Azul_FC based in ?";
     const auto good =
