@@ -40,6 +40,9 @@ constexpr Doubt kRagDoubts[] = {
     {"retrieval_margin", "no passage stands out from the others"},
     {"answer_titled", "whether a document is about it"},
     {"who_not_name", "the question asks who, and it is not shaped like a name"},
+    {"answer_top_chunk", "it is read from the best-ranked passage, often a hop short"},
+    {"answer_far_chunk", "it is read from a passage far down the retrieval"},
+    {"answer_chunk_share", "the passage it is read from matches the question poorly"},
     {"withheld", "the short answer found was too weak to state"},
 };
 

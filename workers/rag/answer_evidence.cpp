@@ -265,6 +265,10 @@ bool asks_who(std::string_view question) {
     return who(words.front()) || words.front() == "whose" || who(words.back());
 }
 
+// The rank (from 0) from which a chunk is far down the retrieval: past the five best, where the
+// documents a two-hop question needs usually stand (HotpotQA's recall@5 is about 90 %).
+constexpr std::size_t kFarChunkRank = 5;
+
 // How far the best kept chunk's score stands above the runner-up's, as a share of the best
 // (0 with fewer than two chunks or no positive score).
 double retrieval_margin(const std::vector<EvidenceChunk>& kept) {
@@ -279,6 +283,27 @@ double retrieval_margin(const std::vector<EvidenceChunk>& kept) {
         }
     }
     return kept.size() < 2 || best <= 0.0 ? 0.0 : (best - second) / best;
+}
+
+// Where in the retrieval the short answer is read: the first kept chunk its citations name, its
+// rank (0: the best chunk) and its score as a share of the best chunk's. A multi-hop question
+// names its first entity, whose document retrieval ranks first; an answer read there stopped a
+// hop short, and one read far down the ranking rests on a passage weakly tied to the question.
+struct AnswerChunk {
+    std::optional<std::size_t> rank;
+    double score_share = 0.0;
+};
+
+AnswerChunk answer_chunk(const DocumentEvidence& ev) {
+    AnswerChunk out;
+    const auto cited = std::find_if(ev.answer_chunks.begin(), ev.answer_chunks.end(),
+                                    [&](std::size_t i) { return i < ev.kept.size(); });
+    if (cited == ev.answer_chunks.end()) return out;
+    out.rank = *cited;
+    double best = 0.0;
+    for (const auto& c : ev.kept) best = std::max(best, c.score);
+    out.score_share = best > 0.0 ? std::clamp(ev.kept[*cited].score / best, 0.0, 1.0) : 0.0;
+    return out;
 }
 
 }  // namespace
@@ -563,6 +588,8 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
                         });
     const bool who_not_name = !answer.empty() && !yes_no && expectation.agent &&
                               asks_who(ev.question) && !name_shaped(*ev.short_answer);
+    // Yes and no are not read from a passage: their chunk says nothing of where an answer stands.
+    const auto from = answer.empty() || yes_no ? AnswerChunk{} : answer_chunk(ev);
     return {
         {"answered", answer.empty() ? 0.0 : 1.0},
         {"yes_no", yes_no ? 1.0 : 0.0},
@@ -580,6 +607,9 @@ EvidenceFeatures document_features(const DocumentEvidence& ev) {
         {"retrieval_margin", retrieval_margin(ev.kept)},
         {"answer_titled", titled ? 1.0 : 0.0},
         {"who_not_name", who_not_name ? 1.0 : 0.0},
+        {"answer_top_chunk", from.rank == std::size_t{0} ? 1.0 : 0.0},
+        {"answer_far_chunk", from.rank && *from.rank >= kFarChunkRank ? 1.0 : 0.0},
+        {"answer_chunk_share", from.score_share},
         {"withheld", 0.0},
     };
 }

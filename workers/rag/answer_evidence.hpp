@@ -123,7 +123,11 @@ struct DocumentEvidence {
 // best chunk's score stands above the runner-up's), answer_titled (the answer names a kept
 // document's title, or the title names it: an entity the collection has a document on) and
 // who_not_name (the question asks who, and the answer is not shaped like a name: one word, an
-// acronym, words in lower case); withheld (0: withhold_weak_short_answer sets it).
+// acronym, words in lower case); where the short answer is read (the first chunk it cites):
+// answer_top_chunk (the best-ranked chunk: for a two-hop question, the document of the entity it
+// names, a hop short), answer_far_chunk (past the five best) and answer_chunk_share (that
+// chunk's retrieval score as a share of the best's); withheld (0: withhold_weak_short_answer
+// sets it).
 reasoner::EvidenceFeatures document_features(const DocumentEvidence& evidence);
 
 // Two kept chunks of different documents giving different values for the one the question asks

@@ -5,6 +5,9 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "workers/rag/answer_evidence.hpp"
 
@@ -287,6 +290,43 @@ TEST(AnswerEvidenceTest, TheSentenceStatingTheAnswerTheMarginAndTheTitles) {
     EXPECT_EQ(f.at("answer_titled"), 1.0);      // it names the title "Gannet"
     ev.kept.resize(1);
     EXPECT_EQ(by_name(document_features(ev)).at("retrieval_margin"), 0.0);  // no runner-up
+}
+
+TEST(AnswerEvidenceTest, WhereInTheRetrievalTheShortAnswerIsRead) {
+    DocumentEvidence ev;
+    ev.question = "Who founded the shipyard that built the Curlew ferry?";
+    for (int k = 0; k < 8; ++k) {
+        ev.kept.push_back({"Chunk " + std::to_string(k) + " of Oskar Brenn and the TV shipyard.",
+                           "d" + std::to_string(k), "Doc " + std::to_string(k), 2.0 - 0.2 * k});
+    }
+    ev.short_answer = "Oskar Brenn";
+    ev.answer_chunks = {1, 0};  // the first chunk it cites decides
+    auto f = by_name(document_features(ev));
+    EXPECT_EQ(f.at("answer_top_chunk"), 0.0);
+    EXPECT_EQ(f.at("answer_far_chunk"), 0.0);
+    EXPECT_DOUBLE_EQ(f.at("answer_chunk_share"), 0.9);  // 1.8 / 2.0
+    ev.answer_chunks = {0};
+    f = by_name(document_features(ev));
+    EXPECT_EQ(f.at("answer_top_chunk"), 1.0);  // the question's own entity, a hop short
+    EXPECT_DOUBLE_EQ(f.at("answer_chunk_share"), 1.0);
+    ev.answer_chunks = {5};  // past the five best
+    f = by_name(document_features(ev));
+    EXPECT_EQ(f.at("answer_top_chunk"), 0.0);
+    EXPECT_EQ(f.at("answer_far_chunk"), 1.0);
+    EXPECT_DOUBLE_EQ(f.at("answer_chunk_share"), 0.5);
+    ev.answer_chunks = {4};
+    EXPECT_EQ(by_name(document_features(ev)).at("answer_far_chunk"), 0.0);
+    // No chunk cited, a citation past the kept chunks, yes or no: read from nowhere.
+    for (const auto& [cited, answer] :
+         std::vector<std::pair<std::vector<std::size_t>, std::string>>{
+             {{}, "Oskar Brenn"}, {{12}, "Oskar Brenn"}, {{0}, "no"}, {{0}, ""}}) {
+        ev.answer_chunks = cited;
+        ev.short_answer = answer;
+        f = by_name(document_features(ev));
+        EXPECT_EQ(f.at("answer_top_chunk"), 0.0) << answer;
+        EXPECT_EQ(f.at("answer_far_chunk"), 0.0) << answer;
+        EXPECT_EQ(f.at("answer_chunk_share"), 0.0) << answer;
+    }
 }
 
 TEST(AnswerEvidenceTest, AWhoQuestionAnsweredByWhatIsNotAName) {
