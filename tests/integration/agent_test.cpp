@@ -358,6 +358,14 @@ TEST_F(AgentTest, AGraphRagAnswerADocumentDisputesIsReportedAndTheRouterConclude
     EXPECT_NE(conflict.value("subject", "").find("Saltspire Light"), std::string::npos)
         << conflict.dump();
     const std::string response = final.value("response", "");
+    // Graph RAG's answer passed on keeps its marker, numbered as the agent numbers the edge.
+    std::uint32_t edge_n = 0;
+    for (const auto& c : final["citations"])
+        if (c.value("kind", "") == "edge") edge_n = c.value("n", 0u);
+    EXPECT_TRUE(
+        response.starts_with("Saltspire Light was built in 1879 [" + std::to_string(edge_n) + "]."))
+        << response << "\n"
+        << final["citations"].dump();
     EXPECT_NE(response.find("Sources disagree on this: ["), std::string::npos) << response;
     EXPECT_NE(response.find("gives 1879; ["), std::string::npos) << response;
     EXPECT_NE(response.find("gives 1881."), std::string::npos) << response;
@@ -452,10 +460,18 @@ TEST_F(AgentTest, AConflictGraphRagFoundAmongItsFactsIsCarriedIntoTheAgentsAnswe
     EXPECT_EQ(answer, stated) << final.dump();
     EXPECT_NE(conflict.value("subject", "").find("Saltspire Light"), std::string::npos);
     const std::string response = final.value("response", "");
-    // The first sentence (graph RAG's, passed on without its markers) shows the dispute already.
-    EXPECT_TRUE(
-        response.starts_with("Saltspire Light was built in 1879; another source gives 1881"))
-        << response;
+    // The first sentence (graph RAG's, passed on) shows the dispute already, each value with the
+    // marker graph RAG cited it by, numbered as the agent's citations number that edge.
+    const auto number_of = [&](const std::string& value) {
+        for (const auto& c : final["citations"])
+            if (c.value("text", "").ends_with(" " + value)) return c.value("n", 0);
+        return 0;
+    };
+    EXPECT_TRUE(response.starts_with(
+        "Saltspire Light was built in 1879 [" + std::to_string(number_of(stated)) +
+        "]; another source gives 1881 [" + std::to_string(number_of(other)) + "]."))
+        << response << "\n"
+        << final["citations"].dump();
     EXPECT_NE(response.find("Sources disagree on this: ["), std::string::npos) << response;
     EXPECT_NE(response.find("gives " + stated + "; ["), std::string::npos) << response;
     EXPECT_NE(response.find("gives " + other + "."), std::string::npos) << response;

@@ -2,6 +2,7 @@
 #include "workers/agent/agent_service.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <set>
 
@@ -52,6 +53,33 @@ struct PassageAnswer {
     std::optional<double> confidence;                  // the tool's calibrated confidence, if any
     std::vector<explain::AnswerConflict> conflicts{};  // those the tool's answer reported
 };
+
+// A RAG tool's answer text with the citations its spans belong to, to mark it again when the
+// agent passes it on (with_tool_markers).
+struct ToolText {
+    std::string response;
+    std::vector<schema::RagCitation> citations;
+};
+
+// `text`'s lines trimmed, without the empty ones: what the model's reply keeps of a text it
+// passes on (parse_react_reply reads a multi-line field so).
+std::string kept_lines(std::string_view text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const auto end = std::min(text.find('\n', start), text.size());
+        auto line = text.substr(start, end - start);
+        start = end + 1;
+        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
+            line.remove_prefix(1);
+        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+            line.remove_suffix(1);
+        if (line.empty()) continue;
+        if (!out.empty()) out.push_back('\n');
+        out.append(line);
+    }
+    return out;
+}
 
 // The "question" a tool call was given ("" when none).
 std::string question_arg(const json& args) {
@@ -258,6 +286,8 @@ private:
             if (std::find(sources_.begin(), sources_.end(), s) == sources_.end())
                 sources_.push_back(s);
         for (const auto& c : out.citations) citations_.push_back(c);
+        if (!out.response.empty() && !out.citations.empty())
+            tool_texts_.push_back({out.response, out.citations});
         // The facts of the latest query's rows back the answer given from them; any other tool
         // that answers after it takes over.
         query_facts_.clear();
@@ -387,8 +417,14 @@ private:
             confidence =
                 assess(termination, behind, evidence,
                        with_carried_over(conflicts_with_documents(behind, evidence), evidence));
-            response_ = with_citation_markers(std::move(response_), evidence.citations.size(),
-                                              rival_citations(*confidence, evidence));
+            const auto left_out = rival_citations(*confidence, evidence);
+            // A tool's text passed on is given as the tool wrote it, which its spans count in.
+            const auto* passed = passed_on(response_);
+            response_ = passed != nullptr
+                            ? with_tool_markers(passed->response, passed->citations,
+                                                evidence.citations, left_out)
+                            : with_citation_markers(std::move(response_), evidence.citations.size(),
+                                                    left_out);
             response_ += notes(*confidence, evidence);
             provenance =
                 explain::AnswerProvenance{derivation(), 0, "agent", evidence.answer_sources};
@@ -481,6 +517,16 @@ private:
         return static_cast<std::size_t>(std::count_if(document_iterations_.begin(),
                                                       document_iterations_.end(),
                                                       [&](std::size_t n) { return n > last; }));
+    }
+
+    // The RAG tool's answer text that `response` is, passed on whole (the latest, as the model's
+    // reply kept it: its lines, without the empty ones); nullptr when it is the agent's own
+    // words, or a tool's text shortened or added to.
+    const ToolText* passed_on(const std::string& response) const {
+        const std::string lines = kept_lines(response);
+        for (auto it = tool_texts_.rbegin(); it != tool_texts_.rend(); ++it)
+            if (kept_lines(it->response) == lines) return &*it;
+        return nullptr;
     }
 
     // The knowledge-query answer the agent's answer is (the latest that names it), when no
@@ -653,10 +699,11 @@ private:
     std::string notes(const explain::AnswerConfidence& confidence,
                       const AnswerEvidence& evidence) const {
         std::string note = reasoner::conflicts_note(confidence.conflicts, evidence.citations);
-        // A RAG tool's answer text passed on may say it already, numbered as the agent numbers.
+        // A RAG tool's answer text passed on may say either already, numbered as the agent numbers.
         if (!note.empty() && response_.find(note) != std::string::npos) note.clear();
-        const auto stale =
+        auto stale =
             schema::stale_sources_note(evidence.citations, std::chrono::system_clock::now());
+        if (!stale.empty() && response_.find(stale) != std::string::npos) stale.clear();
         if (!stale.empty()) note += (note.empty() ? "" : " ") + stale;
         return note.empty() ? note : "\n\n" + note;
     }
@@ -713,6 +760,7 @@ private:
     std::size_t tool_errors_ = 0;
     std::vector<std::string> sources_;            // the RAG tools' sources
     std::vector<schema::RagCitation> citations_;  // the RAG tools' citations
+    std::vector<ToolText> tool_texts_;            // the RAG tools' answer texts, with their spans
     std::vector<StepFact> facts_;                 // every fact the lookups showed
     std::vector<std::size_t> query_facts_;        // into facts_: the latest graph-query's rows
     std::vector<std::string> tools_used_;

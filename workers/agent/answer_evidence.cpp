@@ -2,9 +2,11 @@
 #include "workers/agent/answer_evidence.hpp"
 
 #include <algorithm>
+#include <compare>
 #include <map>
 #include <optional>
 
+#include "base/utf8.hpp"
 #include "schema/fact_citation.hpp"
 
 namespace glassbox::agent {
@@ -144,25 +146,152 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
     return out;
 }
 
-std::string with_citation_markers(std::string text, std::size_t count,
-                                  const std::set<std::uint32_t>& left_out) {
-    if (count == 0 || text.empty()) return text;
+namespace {
+
+// True when `text` holds a "[n]" marker.
+bool has_marker(std::string_view text) {
     for (std::size_t open = text.find('['); open != std::string::npos;
          open = text.find('[', open + 1)) {
         std::size_t close = open + 1;
         while (close < text.size() && text[close] >= '0' && text[close] <= '9') ++close;
-        if (close > open + 1 && close < text.size() && text[close] == ']') return text;
+        if (close > open + 1 && close < text.size() && text[close] == ']') return true;
     }
+    return false;
+}
+
+// True when `text` ends with a "[n]" marker.
+bool ends_with_marker(std::string_view text) {
+    if (!text.ends_with(']')) return false;
+    std::size_t open = text.size() - 1;
+    while (open > 0 && text[open - 1] >= '0' && text[open - 1] <= '9') --open;
+    return open + 1 < text.size() && open > 0 && text[open - 1] == '[';
+}
+
+// `text` with " [n]…" for `numbers` before its closing full stop (or at its end), joined to a
+// marker already there ("[1][2]").
+std::string append_markers(std::string text, const std::vector<std::uint32_t>& numbers) {
     std::string markers;
-    for (std::size_t n = 1; n <= count; ++n)
-        if (!left_out.contains(static_cast<std::uint32_t>(n)))
-            markers += "[" + std::to_string(n) + "]";
+    for (const auto n : numbers) markers += "[" + std::to_string(n) + "]";
     if (markers.empty()) return text;
     std::size_t end = text.size();
     while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\n')) --end;
-    const bool stop = end > 0 && text[end - 1] == '.';
-    text.insert(stop ? end - 1 : end, " " + markers);
+    const std::size_t at = end > 0 && text[end - 1] == '.' ? end - 1 : end;
+    const bool joined = ends_with_marker(std::string_view(text).substr(0, at));
+    text.insert(at, joined ? markers : " " + markers);
     return text;
+}
+
+// The byte offset of code point `at` of `text` (its size past the end).
+std::size_t byte_offset(std::string_view text, std::uint64_t at) {
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+        if (seen++ == at) return i;
+    }
+    return text.size();
+}
+
+bool is_stop(char c) { return c == '.' || c == '!' || c == '?'; }
+
+// One change to a tool's text: at byte `at`, `length` bytes (a "[n]" the text holds; 0: none,
+// an insertion) become the marker of citation `n`.
+struct MarkerEdit {
+    std::size_t at = 0;
+    std::size_t length = 0;
+    std::uint32_t n = 0;
+    auto operator<=>(const MarkerEdit&) const = default;
+};
+
+// The "[n]" markers `text` holds, in order.
+std::vector<MarkerEdit> written_markers(std::string_view text) {
+    std::vector<MarkerEdit> out;
+    for (std::size_t open = text.find('['); open != std::string_view::npos;
+         open = text.find('[', open + 1)) {
+        std::size_t close = open + 1;
+        std::uint32_t n = 0;
+        while (close < text.size() && close - open <= 9 && text[close] >= '0' && text[close] <= '9')
+            n = n * 10 + static_cast<std::uint32_t>(text[close++] - '0');
+        if (close > open + 1 && close < text.size() && text[close] == ']')
+            out.push_back({open, close + 1 - open, n});
+    }
+    return out;
+}
+
+// Where a marker for `span` goes, as a byte offset of `text`: at its end, or before the
+// sentence's closing stop when the span ends with it ("rebuilt [1]." not "rebuilt. [1]"), as
+// the CLI places a RAG engine's markers. nullopt for a span outside `text`.
+std::optional<std::size_t> marker_place(std::string_view text, std::uint64_t code_points,
+                                        const schema::AnswerSpan& span) {
+    if (span.end == 0 || span.end > code_points || span.start >= span.end) return std::nullopt;
+    std::uint64_t at = span.end;
+    const std::size_t last = byte_offset(text, at - 1);
+    if (at > span.start + 1 && is_stop(text[last]) && !(last > 0 && is_stop(text[last - 1]))) --at;
+    return byte_offset(text, at);
+}
+
+}  // namespace
+
+std::string with_citation_markers(std::string text, std::size_t count,
+                                  const std::set<std::uint32_t>& left_out) {
+    if (count == 0 || text.empty() || has_marker(text)) return text;
+    std::vector<std::uint32_t> numbers;
+    for (std::size_t n = 1; n <= count; ++n)
+        if (!left_out.contains(static_cast<std::uint32_t>(n)))
+            numbers.push_back(static_cast<std::uint32_t>(n));
+    return append_markers(std::move(text), numbers);
+}
+
+std::string with_tool_markers(std::string text,
+                              const std::vector<schema::RagCitation>& tool_citations,
+                              const std::vector<schema::RagCitation>& citations,
+                              const std::set<std::uint32_t>& left_out) {
+    if (text.empty()) return text;
+    const auto agent_number = [&](const schema::RagCitation& c) -> std::uint32_t {
+        for (const auto& own : citations)
+            if (!c.selection.empty() && own.selection == c.selection) return own.n;
+        return 0;
+    };
+    std::vector<MarkerEdit> edits;
+    const auto written = written_markers(text);
+    for (const auto& m : written) {
+        for (const auto& c : tool_citations)
+            if (c.n == m.n && agent_number(c) != 0) {
+                edits.push_back({m.at, m.length, agent_number(c)});
+                break;
+            }
+    }
+    const std::uint64_t code_points = base::count_code_points(text);
+    for (const auto& c : tool_citations) {
+        const std::uint32_t n = agent_number(c);
+        for (const auto& span : c.spans) {
+            const auto at = n == 0 ? std::nullopt : marker_place(text, code_points, span);
+            const MarkerEdit edit{at.value_or(0), 0, n};
+            if (at && std::find(edits.begin(), edits.end(), edit) == edits.end())
+                edits.push_back(edit);
+        }
+    }
+    std::sort(edits.begin(), edits.end());
+    std::string out;
+    std::size_t copied = 0;
+    std::set<std::uint32_t> placed;
+    for (std::size_t i = 0; i < edits.size(); ++i) {
+        const auto& e = edits[i];
+        if (e.at < copied) continue;  // a span's end inside a marker the text holds
+        out.append(text, copied, e.at - copied);
+        copied = e.at + e.length;
+        const bool joined = i > 0 && edits[i - 1].length == 0 && edits[i - 1].at == e.at;
+        if (e.length == 0 && !joined) out += ' ';
+        out += "[" + std::to_string(e.n) + "]";
+        placed.insert(e.n);
+    }
+    out.append(text, copied);
+    // A text that cites in its own words (a conflict note) is complete as it is; else the
+    // agent's other sources (its lookups' facts, another tool's passages) go at its end.
+    if (!written.empty()) return out;
+    std::vector<std::uint32_t> rest;
+    for (const auto& c : citations)
+        if (!placed.contains(c.n) && !left_out.contains(c.n)) rest.push_back(c.n);
+    return append_markers(std::move(out), rest);
 }
 
 }  // namespace glassbox::agent

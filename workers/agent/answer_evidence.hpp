@@ -65,4 +65,18 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
 std::string with_citation_markers(std::string text, std::size_t count,
                                   const std::set<std::uint32_t>& left_out = {});
 
+// `text`, a RAG tool's answer passed on as the agent's, cited as the agent numbers its sources:
+// the tool's markers go back where the tool put them, each numbered as `citations` (the agent's,
+// numbered from 1) number the citation of the same selection. The tool's FINAL turned its
+// markers into its citations' `spans` (code points of that text): each span's marker goes at its
+// end (before the sentence's closing stop, as the CLI places them); a "[n]" the text still
+// holds (a conflict note the tool wrote) is renumbered. A tool citation the agent does not cite,
+// or a span outside `text`, is not marked. A text without markers of its own then gets those of
+// the agent's other citations but `left_out` (its lookups' facts, another tool's passages) at
+// its end, as with_citation_markers adds them.
+std::string with_tool_markers(std::string text,
+                              const std::vector<schema::RagCitation>& tool_citations,
+                              const std::vector<schema::RagCitation>& citations,
+                              const std::set<std::uint32_t>& left_out = {});
+
 }  // namespace glassbox::agent

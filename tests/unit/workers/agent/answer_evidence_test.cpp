@@ -109,5 +109,79 @@ TEST(WithCitationMarkers, MarksTheSourcesBeforeTheFullStopUnlessTheTextCites) {
     EXPECT_EQ(with_citation_markers("It was built in 1879.", 1, {1}), "It was built in 1879.");
 }
 
+// A RAG tool's citation of `selection`, numbered `n` by the tool, cited at code points
+// [start, end) of the tool's answer text.
+schema::RagCitation tool_citation(std::string selection, std::uint32_t n, std::uint64_t start,
+                                  std::uint64_t end) {
+    schema::RagCitation c;
+    c.kind = "edge";
+    c.selection = std::move(selection);
+    c.n = n;
+    c.spans.push_back({start, end});
+    return c;
+}
+
+// The agent's citations: `selections` numbered from 1, as answer_evidence numbers them.
+std::vector<schema::RagCitation> agent_citations(const std::vector<std::string>& selections) {
+    std::vector<schema::RagCitation> out;
+    for (const auto& s : selections) {
+        schema::RagCitation c;
+        c.selection = s;
+        c.n = static_cast<std::uint32_t>(out.size() + 1);
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+TEST(WithToolMarkers, PutsTheToolsMarkersBackAtTheirSpansNumberedAsTheAgentCites) {
+    // graph-rag's text "Saltspire Light was built in 1879; another source gives 1881." cites
+    // its edge e1 for the first clause (0-33) and e2 for the second (35-61, with the stop).
+    const std::string text = "Saltspire Light was built in 1879; another source gives 1881.";
+    const std::vector<schema::RagCitation> tool = {tool_citation("urn:r:focus:edge:0", 1, 0, 33),
+                                                   tool_citation("urn:r:focus:edge:1", 2, 35, 61)};
+    // The agent cites a looked-up fact first, so the tool's citations are its [2] and [3].
+    const auto cited = agent_citations({"", "urn:r:focus:edge:0", "urn:r:focus:edge:1"});
+    EXPECT_EQ(with_tool_markers(text, tool, cited),
+              "Saltspire Light was built in 1879 [2]; another source gives 1881 [3][1].");
+    // Left out (a rival's passage), the fact is not marked at the end; the tool's own markers
+    // stay where the tool put them.
+    EXPECT_EQ(with_tool_markers(text, tool, cited, {1}),
+              "Saltspire Light was built in 1879 [2]; another source gives 1881 [3].");
+    // A tool citation the agent does not cite, and a span past the text, are not marked.
+    const auto only_first = agent_citations({"urn:r:focus:edge:0"});
+    EXPECT_EQ(with_tool_markers(text, tool, only_first),
+              "Saltspire Light was built in 1879 [1]; another source gives 1881.");
+    const std::vector<schema::RagCitation> past = {tool_citation("urn:r:focus:edge:0", 1, 0, 99)};
+    EXPECT_EQ(with_tool_markers(text, past, only_first),
+              "Saltspire Light was built in 1879; another source gives 1881 [1].");
+    // A marker the text holds that is none of the tool's citations stays as written.
+    EXPECT_EQ(with_tool_markers("It was 1879 [4].", tool, cited), "It was 1879 [4].");
+}
+
+TEST(WithToolMarkers, RenumbersTheMarkersTheToolsTextHolds) {
+    // graph-rag's dispute: its first sentence cites edge e1 by span (0-14, with the stop), and
+    // its conflict note cites both sides in its own words, [1] and [2] as graph-rag numbers.
+    const std::string text =
+        "Built in 1879.\nSources disagree on this: [1] gives 1879; [2] gives 1881.";
+    const std::vector<schema::RagCitation> tool = {tool_citation("e1", 1, 0, 14),
+                                                   tool_citation("e2", 2, 99, 99)};
+    // The agent cites a looked-up fact first: graph-rag's [1] and [2] are its [2] and [3]. The
+    // note cites, so nothing is added at the end.
+    EXPECT_EQ(with_tool_markers(text, tool, agent_citations({"", "e1", "e2"})),
+              "Built in 1879 [2].\nSources disagree on this: [2] gives 1879; [3] gives 1881.");
+    // Numbered alike, the text keeps its numbers and gains the span's marker.
+    EXPECT_EQ(with_tool_markers(text, tool, agent_citations({"e1", "e2"})),
+              "Built in 1879 [1].\nSources disagree on this: [1] gives 1879; [2] gives 1881.");
+}
+
+TEST(WithToolMarkers, CountsSpansInCodePointsAndMarksASharedPlaceOnce) {
+    // "Zürich" is 7 bytes for 6 code points: the span (0-6) ends after its 'h'.
+    const std::string text = "Zürich is in Switzerland.";
+    const std::vector<schema::RagCitation> tool = {
+        tool_citation("s1", 1, 0, 6), tool_citation("s2", 2, 0, 6), tool_citation("s1", 1, 0, 6)};
+    EXPECT_EQ(with_tool_markers(text, tool, agent_citations({"s2", "s1"})),
+              "Zürich [1][2] is in Switzerland.");
+}
+
 }  // namespace
 }  // namespace glassbox::agent
