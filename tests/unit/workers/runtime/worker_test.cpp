@@ -1065,8 +1065,14 @@ TEST_F(WorkerTest, AnInlineRequestWaitingHeartbeatsAndSeesItsCancel) {
         if (message->command() == cmd::kHeartbeat) ++heartbeats;
     }
     broker.send_command(id, cmd::kCancel, {"other-token"});  // not ours: ignored
-    // An absence, not an ordering: a CANCEL wrongly honoured would show within this window.
-    std::this_thread::sleep_for(50ms);
+    // Each serving moment reads the broker's messages before it heartbeats, so two heartbeats
+    // after the CANCEL went out come from moments that had it to read.
+    for (int after = 0; after < 2;) {
+        auto message = broker.receive(test_support::kHangGuard);
+        ASSERT_TRUE(message) << "an inline request's slot went silent while it waited";
+        ASSERT_NE(message->command(), cmd::kError) << "another request's CANCEL ended this one";
+        if (message->command() == cmd::kHeartbeat) ++after;
+    }
     EXPECT_FALSE(saw_cancel.load());
     broker.send_command(id, cmd::kCancel, {"tok"});
     auto error = broker.expect(cmd::kError, test_support::kHangGuard);
