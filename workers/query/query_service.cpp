@@ -484,7 +484,9 @@ private:
             return decision;
         }
         QuestionFeatures features = question_features(resolved_.question);
-        if (config_.collection_signals) {
+        // The store is asked only when its answer can change the decision: a store round trip
+        // before the engine starts, on the router's own time (issue 35, its p50 overhead).
+        if (config_.collection_signals && router_.signals_can_decide(features)) {
             const auto why = ask_collection(context_, config_.store_service, request_.collection,
                                             config_.signal_timeout, features);
             if (!why.empty())

@@ -40,4 +40,24 @@ RouteDecision Router::route(const QuestionFeatures& features) const {
     return decision;
 }
 
+bool Router::signals_can_decide(const QuestionFeatures& features) const {
+    QuestionFeatures text_only = features;
+    text_only.signals_known = false;
+    const auto fired = fire_rules(rules_, text_only);
+    if (fired.empty()) return true;
+    const FiredRule* best = &fired.front();
+    for (const auto& rule : fired) {
+        if (rule.confidence > best->confidence) best = &rule;
+    }
+    bool before_best = true;  // in the file, before the best rule that fired
+    for (const auto& rule : rules_.rules) {
+        if (rule.name == best->name) before_best = false;
+        if (!needs_signals(rule.when)) continue;
+        if (rule.confidence > best->confidence ||
+            (before_best && rule.confidence == best->confidence))
+            return true;
+    }
+    return false;
+}
+
 }  // namespace glassbox::query

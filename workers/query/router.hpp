@@ -30,6 +30,12 @@ public:
     // rule file's default engine.
     RouteDecision route(const QuestionFeatures& features) const;
 
+    // Whether the collection's signals can change the decision for `features` (read from the
+    // text alone): no rule that needs none fires, or a rule that needs them could outrank the
+    // best that fires (a higher confidence, or the same earlier in the file). When not, the
+    // store need not be asked (a relation chain goes to the agent whatever the collection holds).
+    bool signals_can_decide(const QuestionFeatures& features) const;
+
     const RuleSet& rules() const noexcept { return rules_; }
 
 private:

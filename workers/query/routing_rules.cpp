@@ -164,9 +164,7 @@ bool holds(const RuleConditions& c, const QuestionFeatures& f) {
     if (c.min_words && f.words < *c.min_words) return false;
     if (c.max_words && f.words > *c.max_words) return false;
     if (c.relation_chain_min && f.relation_chain < *c.relation_chain_min) return false;
-    const bool needs_signals = c.graph_entities_min || c.graph_entities_max ||
-                               c.document_keyword_min || c.document_keyword_max;
-    if (needs_signals && !f.signals_known) return false;
+    if (needs_signals(c) && !f.signals_known) return false;
     if (c.graph_entities_min && f.graph_entities < *c.graph_entities_min) return false;
     if (c.graph_entities_max && f.graph_entities > *c.graph_entities_max) return false;
     if (c.document_keyword_min && f.document_keyword < *c.document_keyword_min) return false;
@@ -176,6 +174,11 @@ bool holds(const RuleConditions& c, const QuestionFeatures& f) {
 }
 
 }  // namespace
+
+bool needs_signals(const RuleConditions& c) noexcept {
+    return c.graph_entities_min || c.graph_entities_max || c.document_keyword_min ||
+           c.document_keyword_max;
+}
 
 bool is_engine(std::string_view name) noexcept {
     return name == "graph-rag" || name == "document-rag" || name == "agent";

@@ -65,4 +65,7 @@ std::vector<FiredRule> fire_rules(const RuleSet& rules, const QuestionFeatures& 
 
 bool is_engine(std::string_view name) noexcept;
 
+// True when `c` holds a condition on a collection signal (graph-entities, document-keyword).
+bool needs_signals(const RuleConditions& c) noexcept;
+
 }  // namespace glassbox::query

@@ -168,5 +168,36 @@ TEST(Router, BuiltInRulesUseTheCollectionSignals) {
     EXPECT_EQ(router.route(chain).engine, "agent");
 }
 
+TEST(Router, TheSignalsAreAskedForOnlyWhenTheyCanChangeTheDecision) {
+    const Router router(default_rules());
+    // relation-chain (0.85) outranks every rule on a signal: the agent whatever the store says.
+    const auto chain = question_features("the gender of some_king 's wife 's father ?");
+    EXPECT_FALSE(router.signals_can_decide(chain));
+    auto known = chain;
+    known.signals_known = true;
+    known.graph_entities = 1.0;
+    known.document_keyword = 9.0;
+    EXPECT_EQ(router.route(known).engine, router.route(chain).engine);
+    // underscore-entity (0.55) fires on the text alone, but graph-entity (0.8) or
+    // document-words (0.7) could outrank it; nothing fires without signals on plain words.
+    EXPECT_TRUE(router.signals_can_decide(question_features("who plays Forward_X ?")));
+    EXPECT_TRUE(router.signals_can_decide(question_features("Why did the harbour close?")));
+    // A tie: a rule on a signal earlier in the file, as confident as the best that fired,
+    // would win; one after it would not.
+    const auto rules = [](std::string_view first, std::string_view second) {
+        return parse_rules(std::string(R"({"rules":[)") + std::string(first) + "," +
+                           std::string(second) + "]}");
+    };
+    const std::string plain =
+        R"({"name":"plain","engine":"agent","confidence":0.6,"when":{"pattern":"x"}})";
+    const std::string signal =
+        R"({"name":"signal","engine":"graph-rag","confidence":0.6,"when":{"graph_entities_min":1}})";
+    const auto signal_first = rules(signal, plain);
+    const auto plain_first = rules(plain, signal);
+    ASSERT_TRUE(signal_first.ok() && plain_first.ok());
+    EXPECT_TRUE(Router(*signal_first).signals_can_decide(question_features("x")));
+    EXPECT_FALSE(Router(*plain_first).signals_can_decide(question_features("x")));
+}
+
 }  // namespace
 }  // namespace glassbox::query
