@@ -2,9 +2,9 @@
 #include "workers/agent/answer_evidence.hpp"
 
 #include <algorithm>
-#include <compare>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "base/utf8.hpp"
 #include "schema/fact_citation.hpp"
@@ -199,7 +199,10 @@ struct MarkerEdit {
     std::size_t at = 0;
     std::size_t length = 0;
     std::uint32_t n = 0;
-    auto operator<=>(const MarkerEdit&) const = default;
+    bool operator==(const MarkerEdit&) const = default;
+    bool operator<(const MarkerEdit& o) const {
+        return std::tie(at, length, n) < std::tie(o.at, o.length, o.n);
+    }
 };
 
 // The "[n]" markers `text` holds, in order.
