@@ -175,6 +175,10 @@ runtime::CallSpec ToolRunner::rag_call(const std::string& service, const std::st
     q.query = question;
     q.collection = collection_;
     q.parent_uri = parent_uri;
+    // Asked with min_confidence 0, as the query router asks its engines: a tool that abstained
+    // below its own floor would hide its value from the agent, which compares the facts with
+    // the documents' answers and applies its own floor to its own answer.
+    q.min_confidence = 0.0;
     return runtime::CallSpec{service, schema::encode(q), config_.call_timeout};
 }
 
