@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cli/render/render_text.hpp"
+#include "schema/citation_marker.hpp"
 #include "cli/render/trace_render.hpp"
 
 namespace glassbox::cli::render {
@@ -31,16 +32,9 @@ std::string mark_citations(std::string_view answer,
     std::vector<std::pair<std::uint64_t, std::uint32_t>> marks;  // (code point, n)
     for (const auto& c : citations) {
         for (const auto& span : c.spans) {
-            if (span.end == 0 || span.end > length) continue;
-            // A span that ends with its sentence's full stop (a marker written after it) is
-            // marked before it, as the other spans are: "rebuilt [1]." not "rebuilt. [1]".
-            std::uint64_t at = span.end;
-            const std::size_t last = detail::code_point_offset(answer, at - 1);
-            if (at > span.start + 1 &&
-                std::string_view(".!?").find(answer[last]) != std::string_view::npos &&
-                !(last > 0 &&
-                  std::string_view(".!?").find(answer[last - 1]) != std::string_view::npos))
-                --at;
+            const auto point = schema::marker_point(answer, length, span);
+            if (!point) continue;
+            const std::uint64_t at = *point;
             if (std::find(marks.begin(), marks.end(), std::pair{at, c.n}) == marks.end())
                 marks.emplace_back(at, c.n);
         }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "base/utf8.hpp"
+#include "schema/citation_marker.hpp"
 #include "schema/fact_citation.hpp"
 
 namespace glassbox::agent {
@@ -181,18 +182,6 @@ std::string append_markers(std::string text, const std::vector<std::uint32_t>& n
     return text;
 }
 
-// The byte offset of code point `at` of `text` (its size past the end).
-std::size_t byte_offset(std::string_view text, std::uint64_t at) {
-    std::uint64_t seen = 0;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
-        if (seen++ == at) return i;
-    }
-    return text.size();
-}
-
-bool is_stop(char c) { return c == '.' || c == '!' || c == '?'; }
-
 // One change to a tool's text: at byte `at`, `length` bytes (a "[n]" the text holds; 0: none,
 // an insertion) become the marker of citation `n`.
 struct MarkerEdit {
@@ -220,16 +209,14 @@ std::vector<MarkerEdit> written_markers(std::string_view text) {
     return out;
 }
 
-// Where a marker for `span` goes, as a byte offset of `text`: at its end, or before the
-// sentence's closing stop when the span ends with it ("rebuilt [1]." not "rebuilt. [1]"), as
-// the CLI places a RAG engine's markers. nullopt for a span outside `text`.
+// Where a marker for `span` goes, as a byte offset of `text` (schema::marker_point, as the CLI
+// places a RAG engine's markers); nullopt for a span outside `text`.
 std::optional<std::size_t> marker_place(std::string_view text, std::uint64_t code_points,
                                         const schema::AnswerSpan& span) {
-    if (span.end == 0 || span.end > code_points || span.start >= span.end) return std::nullopt;
-    std::uint64_t at = span.end;
-    const std::size_t last = byte_offset(text, at - 1);
-    if (at > span.start + 1 && is_stop(text[last]) && !(last > 0 && is_stop(text[last - 1]))) --at;
-    return byte_offset(text, at);
+    if (span.start >= span.end) return std::nullopt;
+    const auto at = schema::marker_point(text, code_points, span);
+    if (!at) return std::nullopt;
+    return schema::code_point_byte(text, *at);
 }
 
 }  // namespace
