@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "cli/render/render_text.hpp"
-#include "schema/citation_marker.hpp"
 #include "cli/render/trace_render.hpp"
+#include "schema/citation_marker.hpp"
 
 namespace glassbox::cli::render {
 
