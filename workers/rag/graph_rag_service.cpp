@@ -265,8 +265,11 @@ std::string json_array(const std::vector<std::string>& items) { return schema::d
 // One graph-RAG run.
 class GraphRagRun : public RagRun {
 public:
-    GraphRagRun(runtime::RequestContext& context, const RagConfig& config)
-        : RagRun(context, config, schema::services::kGraphRag) {}
+    GraphRagRun(runtime::RequestContext& context, const RagConfig& config,
+                BuiltinEmbeddings* builtin_embeddings)
+        : RagRun(context, config, schema::services::kGraphRag) {
+        builtin_embeddings_ = builtin_embeddings;
+    }
 
     void run() { run_request(query_, &resolve_graph_query); }
 
@@ -960,13 +963,16 @@ std::string edges_json(const std::vector<LabelledEdge>& edges) {
     return out;
 }
 
-void handle_graph_rag(runtime::RequestContext& context, const RagConfig& config) {
-    GraphRagRun(context, config).run();
+void handle_graph_rag(runtime::RequestContext& context, const RagConfig& config,
+                      BuiltinEmbeddings* builtin_embeddings) {
+    GraphRagRun(context, config, builtin_embeddings).run();
 }
 
 runtime::Handler make_graph_rag_handler(RagConfig config) {
-    return [config = std::move(config)](runtime::RequestContext& context) {
-        handle_graph_rag(context, config);
+    // Shared: every slot's copy of the handler sees one gate.
+    auto builtin = std::make_shared<BuiltinEmbeddings>(config.builtin_embeddings_ttl);
+    return [config = std::move(config), builtin](runtime::RequestContext& context) {
+        handle_graph_rag(context, config, builtin.get());
     };
 }
 

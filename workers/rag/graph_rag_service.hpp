@@ -14,6 +14,8 @@
 
 namespace glassbox::rag {
 
+class BuiltinEmbeddings;  // workers/rag/service_calls.hpp
+
 // A GraphRagQuery with every 0 replaced by its default, checked against the bounds of
 // `config` (InvalidRequest names the field). Also checks the question (non-empty, at most
 // config.max_question_bytes) and the parent URI (non-empty when given).
@@ -32,8 +34,11 @@ std::string edges_json(const std::vector<LabelledEdge>& edges);
 
 // Request: schema::GraphRagQuery. Replies: PARTIAL `chunk` RagResponses while streaming,
 // explain messages per step, FINAL RagResponse (+ "session"); typed errors after the trace
-// ended with status error. Stateless: safe on many threads at once.
-void handle_graph_rag(runtime::RequestContext& context, const RagConfig& config);
+// ended with status error. Safe on many threads at once; `builtin_embeddings` (shared by them,
+// service_calls.hpp) lets it compute the built-in model's vectors itself once the embeddings
+// service named that model (none: it always asks). The handler has its own.
+void handle_graph_rag(runtime::RequestContext& context, const RagConfig& config,
+                      BuiltinEmbeddings* builtin_embeddings = nullptr);
 runtime::Handler make_graph_rag_handler(RagConfig config);
 
 }  // namespace glassbox::rag

@@ -24,6 +24,10 @@ struct RagConfig {
     std::string embeddings_service{schema::services::kEmbeddings};
     // Deadline of each call (cut to the request's remaining time); 0: the remaining time.
     std::chrono::milliseconds call_timeout{0};
+    // Graph RAG: once the embeddings service answers with the built-in hashing model, the worker
+    // computes that model's vectors itself for this long (the same vectors, one round trip less
+    // a question), then asks again; 0: always asks.
+    std::chrono::milliseconds builtin_embeddings_ttl{30'000};
     // A question longer than this (bytes of UTF-8) is refused with InvalidRequest.
     std::size_t max_question_bytes = std::size_t{16} * 1024;
     // The Question records at most this many characters of the question.

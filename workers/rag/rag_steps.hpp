@@ -91,7 +91,7 @@ protected:
         auto floor = min_confidence_of(query.min_confidence, config_);
         if (!floor) return trace_.fail(floor.error());
         min_confidence_ = *floor;
-        calls_.emplace(context_, config_, query.collection);
+        calls_.emplace(context_, config_, query.collection, builtin_embeddings_);
         run_steps(query.query);
     }
 
@@ -138,7 +138,8 @@ protected:
     runtime::RequestContext& context_;
     const RagConfig& config_;
     RagTrace trace_;
-    std::optional<ServiceCalls> calls_;  // set once the query is resolved
+    std::optional<ServiceCalls> calls_;                // set once the query is resolved
+    BuiltinEmbeddings* builtin_embeddings_ = nullptr;  // the worker's gate, when it has one
     std::vector<std::string> concepts_;
     double min_confidence_ = 0.0;  // the request's, else the worker's (run_request)
 

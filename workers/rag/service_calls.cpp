@@ -7,6 +7,7 @@
 #include "base/log.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/service_requests_fast.hpp"
+#include "text/feature_hashing.hpp"
 
 namespace glassbox::rag {
 namespace {
@@ -28,7 +29,28 @@ spdlog::logger& call_logger() {
     return *logger;
 }
 
+std::int64_t steady_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 }  // namespace
+
+std::uint32_t BuiltinEmbeddings::dim_now() const {
+    if (ttl_.count() <= 0 || steady_ms() >= until_ms_.load()) return 0;
+    return dim_.load();
+}
+
+void BuiltinEmbeddings::saw(std::string_view model, std::uint32_t dim) {
+    if (ttl_.count() <= 0) return;
+    if (model != text::kFeatureHashingModel || dim == 0) {
+        until_ms_.store(0);
+        return;
+    }
+    dim_.store(dim);
+    until_ms_.store(steady_ms() + ttl_.count());
+}
 
 base::Result<runtime::CallResult> ServiceCalls::timed_call(
     const runtime::CallSpec& call, std::string_view what,
@@ -46,8 +68,8 @@ base::Result<runtime::CallResult> ServiceCalls::timed_call(
 }
 
 ServiceCalls::ServiceCalls(runtime::RequestContext& context, const RagConfig& config,
-                           std::string collection)
-    : context_(context), config_(config), collection_(std::move(collection)) {}
+                           std::string collection, BuiltinEmbeddings* builtin)
+    : context_(context), config_(config), collection_(std::move(collection)), builtin_(builtin) {}
 
 template <typename Request>
 runtime::CallSpec ServiceCalls::store_text_call(std::string_view op, const Request& request) const {
@@ -119,6 +141,10 @@ base::Result<std::vector<std::vector<double>>> ServiceCalls::embed(
 base::Result<ServiceCalls::Embedded> ServiceCalls::embed_recorded(
     const std::vector<std::string>& texts) {
     if (texts.empty()) return Embedded{};
+    if (builtin_ != nullptr) {
+        if (const std::uint32_t dim = builtin_->dim_now(); dim > 0)
+            return embed_builtin(texts, dim);
+    }
     const runtime::CallSpec call{config_.embeddings_service,
                                  {},
                                  config_.call_timeout,
@@ -138,11 +164,26 @@ base::Result<ServiceCalls::Embedded> ServiceCalls::embed_recorded(
                                                          " vectors for " +
                                                          std::to_string(texts.size()) + " texts");
     }
+    if (builtin_ != nullptr) builtin_->saw(response->model, response->dim);
     schema::explain::EmbeddingsCall made{response->model, texts.size(), response->dim, started_at,
                                          took};
     // A reply without its dimension: the vectors' own.
     if (made.dimensions == 0) made.dimensions = response->vectors.front().size();
     return Embedded{std::move(response->vectors), std::move(made)};
+}
+
+ServiceCalls::Embedded ServiceCalls::embed_builtin(const std::vector<std::string>& texts,
+                                                   std::uint32_t dim) const {
+    const auto started_at = std::chrono::system_clock::now();
+    const auto started = std::chrono::steady_clock::now();
+    Embedded embedded;
+    embedded.vectors.reserve(texts.size());
+    for (const auto& t : texts) embedded.vectors.push_back(text::feature_vector(t, dim));
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    embedded.call = schema::explain::EmbeddingsCall{std::string(text::kFeatureHashingModel),
+                                                    texts.size(), dim, started_at, took};
+    return embedded;
 }
 
 base::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body,

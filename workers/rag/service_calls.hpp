@@ -2,6 +2,9 @@
 // with every reply checked against its message type.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -20,9 +23,30 @@
 
 namespace glassbox::rag {
 
+// Shared by a worker's requests (every slot's copy of its handler): whether the embeddings
+// service last answered with the built-in hashing model, and until when its vectors are computed
+// here instead of asked for (the llm worker's gate: the same code and dimension give the same
+// vectors bit for bit, and a question saves a round trip through the broker).
+class BuiltinEmbeddings {
+public:
+    // `ttl` 0: the service is always asked.
+    explicit BuiltinEmbeddings(std::chrono::milliseconds ttl) : ttl_(ttl) {}
+    // The dimension to compute the vectors with now; 0 when the service must be asked.
+    std::uint32_t dim_now() const;
+    // An answer of the service: the built-in model opens the gate for `ttl`, another closes it.
+    void saw(std::string_view model, std::uint32_t dim);
+
+private:
+    std::chrono::milliseconds ttl_;
+    std::atomic<std::uint32_t> dim_{0};
+    std::atomic<std::int64_t> until_ms_{0};  // steady clock
+};
+
 class ServiceCalls {
 public:
-    ServiceCalls(runtime::RequestContext& context, const RagConfig& config, std::string collection);
+    // `builtin`: the worker's gate (none: every embedding is asked of the service).
+    ServiceCalls(runtime::RequestContext& context, const RagConfig& config, std::string collection,
+                 BuiltinEmbeddings* builtin = nullptr);
 
     // One template; with `on_text` the call streams and each PARTIAL text piece is passed on.
     // A JSON template's reply without `json` is an UpstreamError.
@@ -99,9 +123,13 @@ private:
         const runtime::CallSpec& call, std::string_view what,
         const std::function<void(const bus::Reply&)>& on_reply = {});
 
+    // The vectors of `texts` computed here, as the service's built-in model would answer.
+    Embedded embed_builtin(const std::vector<std::string>& texts, std::uint32_t dim) const;
+
     runtime::RequestContext& context_;
     const RagConfig& config_;
     std::string collection_;
+    BuiltinEmbeddings* builtin_;
 };
 
 }  // namespace glassbox::rag

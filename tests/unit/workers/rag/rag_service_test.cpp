@@ -738,5 +738,60 @@ TEST(RagServiceStoreDown, AStoreThatIsGoneIsATypedErrorAndTheWorkerKeepsServing)
     EXPECT_EQ(terminal(again).error->type, base::ErrorType::kInvalidRequest);
 }
 
+// What a graph-rag answer says, for comparing two runs: the FINAL's answer and text, and the
+// Exploration's recorded embeddings model, dimension and inputs.
+std::tuple<std::string, std::vector<Term>, std::uint64_t, std::uint64_t> answer_and_embeddings(
+    const std::vector<StreamReply>& replies) {
+    EXPECT_FALSE(replies.empty());
+    if (replies.empty() || terminal(replies).kind != bus::ReplyKind::kFinal) return {};
+    const auto messages = explains(replies);
+    EXPECT_FALSE(messages.empty());
+    if (messages.empty()) return {};
+    const auto triples = all_triples(messages);
+    const auto run = schema::explain::RunUris::from_uri(messages.front().session);
+    EXPECT_TRUE(run);
+    if (!run) return {};
+    const std::string step = run->exploration();
+    const json& body = terminal(replies).body;
+    return {body.value("answer", std::string()) + "\n" + body.value("text", std::string()),
+            objects(triples, step, vocab::kEmbeddingModel),
+            integer_of(triples, step, vocab::kEmbeddingDimensions),
+            integer_of(triples, step, vocab::kEmbeddingInputs)};
+}
+
+// Once the embeddings service answered with the built-in hashing model, graph-rag computes that
+// model's vectors itself (the same answer, the same recorded model, dimension and inputs) and no
+// longer needs the service; with the TTL at 0 it always asks, and a service gone is an error.
+TEST(RagServiceBuiltinEmbeddings, TheBuiltinModelsVectorsAreComputedInTheWorkerWithinTheTtl) {
+    for (const bool gate : {true, false}) {
+        RagConfig config;
+        config.builtin_embeddings_ttl =
+            gate ? std::chrono::milliseconds{600'000} : std::chrono::milliseconds{0};
+        RagCluster cluster(config);
+        cluster.load_triples("kg", kGraphSource, kGraph);
+        const auto first = cluster.request("graph-rag", answerable_request("graph-rag"));
+        ASSERT_FALSE(first.empty());
+        ASSERT_EQ(terminal(first).kind, bus::ReplyKind::kFinal) << gate;
+        const auto asked = answer_and_embeddings(first);
+        EXPECT_EQ(std::get<1>(asked),
+                  std::vector<Term>{schema::literal(std::string(text::kFeatureHashingModel))});
+        EXPECT_GE(std::get<3>(asked), 1u);
+
+        cluster.stop_service("embeddings");
+        const auto second = cluster.request("graph-rag", answerable_request("graph-rag"),
+                                            std::chrono::milliseconds{5'000});
+        ASSERT_FALSE(second.empty());
+        if (gate) {
+            ASSERT_EQ(terminal(second).kind, bus::ReplyKind::kFinal)
+                << terminal(second).error->message;
+            EXPECT_EQ(answer_and_embeddings(second), asked)
+                << "the worker's own vectors answer as the service's";
+        } else {
+            EXPECT_EQ(terminal(second).kind, bus::ReplyKind::kError)
+                << "without the gate the service is asked";
+        }
+    }
+}
+
 }  // namespace
 }  // namespace glassbox::rag::testing
