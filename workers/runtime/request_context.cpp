@@ -187,6 +187,18 @@ Result<void> RequestContext::send_partial(const nlohmann::json& body) {
     return {};
 }
 
+Result<void> RequestContext::send_partial_text(std::string body) {
+    if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    if (auto r = flush_explains(); !r) return r;
+    bus::Frames frames;
+    frames.emplace_back(1, detail::channel::kPartial);
+    frames.push_back(std::move(body));
+    if (!channel_.send(std::move(frames))) {
+        return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
+    }
+    return {};
+}
+
 Result<std::uint64_t> RequestContext::number_explain(const ExplainStep& message) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     if (message.session.empty())
@@ -330,29 +342,29 @@ void RequestContext::finish_if_open(const Error& error) {
 Result<CallResult> RequestContext::call(std::string_view service, const nlohmann::json& body,
                                         std::chrono::milliseconds deadline,
                                         const std::function<void(const bus::Reply&)>& on_reply,
-                                        FinalBody final_body) {
-    return call_with(service, &body, {}, deadline, on_reply, final_body);
+                                        FinalBody final_body, ExplainBody explain_body) {
+    return call_with(service, &body, {}, deadline, on_reply, final_body, explain_body);
 }
 
 Result<CallResult> RequestContext::call_text(std::string_view service, std::string_view body_text,
                                              std::chrono::milliseconds deadline,
                                              const std::function<void(const bus::Reply&)>& on_reply,
-                                             FinalBody final_body) {
-    return call_with(service, nullptr, body_text, deadline, on_reply, final_body);
+                                             FinalBody final_body, ExplainBody explain_body) {
+    return call_with(service, nullptr, body_text, deadline, on_reply, final_body, explain_body);
 }
 
 Result<CallResult> RequestContext::call_with(std::string_view service, const nlohmann::json* body,
                                              std::string_view body_text,
                                              std::chrono::milliseconds deadline,
                                              const std::function<void(const bus::Reply&)>& on_reply,
-                                             FinalBody final_body) {
+                                             FinalBody final_body, ExplainBody explain_body) {
     auto id = send_call(service, body, body_text, deadline);
     if (!id) return std::move(id).error();
     if (auto r = flush_explains(); !r) {  // while the callee works
         bus_().abandon(*id);
         return r.error();
     }
-    return await_call(*id, service, on_reply, final_body);
+    return await_call(*id, service, on_reply, final_body, explain_body);
 }
 
 Result<std::vector<CallResult>> RequestContext::call_all(std::span<const CallSpec> calls) {
@@ -412,7 +424,8 @@ Result<bus::RequestId> RequestContext::send_call(std::string_view service,
 
 Result<CallResult> RequestContext::await_call(
     const bus::RequestId& id, std::string_view service,
-    const std::function<void(const bus::Reply&)>& on_reply, FinalBody final_body) {
+    const std::function<void(const bus::Reply&)>& on_reply, FinalBody final_body,
+    ExplainBody explain_body) {
     bus::BusClient& bus = bus_();
     CallResult result;
     // Wait in short slices so a CANCEL of this request also stops the call.
@@ -433,7 +446,10 @@ Result<CallResult> RequestContext::await_call(
         }
         if (reply->kind == bus::ReplyKind::kError) return *reply->error;
         // This thread's BusClient leaves bodies unparsed (parse_bodies off): parse what is used.
-        const bool parse = reply->kind != bus::ReplyKind::kFinal || final_body == FinalBody::kJson;
+        const bool parse = reply->kind == bus::ReplyKind::kFinal ? final_body == FinalBody::kJson
+                           : reply->kind == bus::ReplyKind::kExplain
+                               ? explain_body == ExplainBody::kJson
+                               : true;
         if (parse && reply->body.is_null()) {
             auto body = schema::parse_untrusted_json(reply->text);
             if (!body) {
@@ -450,7 +466,11 @@ Result<CallResult> RequestContext::await_call(
                 result.data.push_back(std::move(reply->body));
                 break;
             case bus::ReplyKind::kExplain:
-                result.explain.push_back(std::move(reply->body));
+                if (parse) {
+                    result.explain.push_back(std::move(reply->body));
+                } else {
+                    result.explain_text.push_back(std::move(reply->text));
+                }
                 break;
             case bus::ReplyKind::kFinal:
                 result.final = std::move(reply->body);

@@ -82,13 +82,23 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
 struct CallResult {
     std::vector<nlohmann::json> data;     // PARTIAL data bodies, in order
     std::vector<nlohmann::json> explain;  // PARTIAL explain bodies (already spooled by the broker)
-    nlohmann::json final;                 // the FINAL body, unless the call asked for its text only
-    std::string final_text;               // the FINAL body as received
+    // With ExplainBody::kTextOnly, the PARTIAL explain bodies as received instead (`explain`
+    // stays empty): not checked to be JSON, the caller reads them with a checking cursor.
+    std::vector<std::string> explain_text;
+    nlohmann::json final;    // the FINAL body, unless the call asked for its text only
+    std::string final_text;  // the FINAL body as received
 };
 
 // How a call hands back its FINAL body: as a JSON tree, or as text only for a caller that
 // decodes it with schema/json_fast.hpp (large triple-carrying replies).
 enum class FinalBody { kJson, kTextOnly };
+
+// How a call hands back the PARTIAL explain bodies its callee sends: as JSON trees, or as the
+// text received (on_reply sees Reply::text, Reply::body null; CallResult::explain_text), for a
+// caller that relays them as they are (send_partial_text) and reads what it needs with
+// schema/json_cursor.hpp: an engine's explain messages are hundreds of kilobytes a question,
+// and a tree of them cost a router more than all it does itself (issue 35).
+enum class ExplainBody { kJson, kTextOnly };
 
 // One call of RequestContext::call_all.
 struct CallSpec {
@@ -147,6 +157,9 @@ public:
 
     // A stream chunk (PARTIAL, forwarded to a GBC01 client as `PARTIAL data`).
     base::Result<void> send_partial(const nlohmann::json& body);
+    // The same with the body already JSON text (a callee's PARTIAL relayed as received), sent
+    // as is: the caller has checked it is JSON.
+    base::Result<void> send_partial_text(std::string body);
     // An explain message; the runtime numbers each session 0, 1, 2, … and returns the seq used.
     // InvalidRequest for an empty session or a session that already ended.
     base::Result<std::uint64_t> send_explain(const ExplainStep& step);
@@ -177,12 +190,14 @@ public:
     base::Result<CallResult> call(std::string_view service, const nlohmann::json& body,
                                   std::chrono::milliseconds deadline,
                                   const std::function<void(const bus::Reply&)>& on_reply = {},
-                                  FinalBody final_body = FinalBody::kJson);
+                                  FinalBody final_body = FinalBody::kJson,
+                                  ExplainBody explain_body = ExplainBody::kJson);
     // The same with the body already written as JSON text, put on the wire as is.
     base::Result<CallResult> call_text(std::string_view service, std::string_view body_text,
                                        std::chrono::milliseconds deadline,
                                        const std::function<void(const bus::Reply&)>& on_reply = {},
-                                       FinalBody final_body = FinalBody::kJson);
+                                       FinalBody final_body = FinalBody::kJson,
+                                       ExplainBody explain_body = ExplainBody::kJson);
 
     // Several calls at once: all are sent before any reply is awaited, so they overlap on the
     // bus and run side by side where the services have free workers. results[i] answers
@@ -206,10 +221,11 @@ private:
                                        std::string_view body_text,
                                        std::chrono::milliseconds deadline,
                                        const std::function<void(const bus::Reply&)>& on_reply,
-                                       FinalBody final_body);
+                                       FinalBody final_body, ExplainBody explain_body);
     base::Result<CallResult> await_call(const bus::RequestId& id, std::string_view service,
                                         const std::function<void(const bus::Reply&)>& on_reply,
-                                        FinalBody final_body);
+                                        FinalBody final_body,
+                                        ExplainBody explain_body = ExplainBody::kJson);
 
     RequestMeta meta_;
     nlohmann::json body_;

@@ -672,6 +672,63 @@ TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
     EXPECT_EQ(body["seen"], json::array({"data", "final"}));
 }
 
+// A call that takes its callee's explain bodies as text sees each as received (no tree, not
+// checked), keeps them in order in explain_text, and can relay one as is with send_partial_text;
+// data and FINAL bodies are parsed as before.
+TEST_F(WorkerTest, ExplainBodiesTakenAsTextAreKeptAndRelayedAsReceived) {
+    const auto id = start([](RequestContext& c) {
+        std::vector<std::string> bodies;
+        bool any_tree = false;
+        auto result = c.call(
+            "sub", {{"x", 1}}, 0ms,
+            [&](const bus::Reply& r) {
+                if (r.kind != bus::ReplyKind::kExplain) return;
+                any_tree = any_tree || !r.body.is_null();
+                bodies.push_back(r.text);
+                (void)c.send_partial_text(r.text);
+            },
+            FinalBody::kJson, ExplainBody::kTextOnly);
+        if (!result) {
+            (void)c.fail(result.error());
+            return;
+        }
+        (void)c.reply({{"final", result->final},
+                       {"data", result->data},
+                       {"explain", result->explain.size()},
+                       {"explain_text", result->explain_text},
+                       {"seen", bodies},
+                       {"any_tree", any_tree}});
+    });
+    broker.send_request(id, "tok", "{}", "parent", 2000);
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    const std::string call_id = call->frames[4];
+    const std::string first = R"({"b":[1, 2],"a":"as sent"})";
+    const std::string second = "not json: the caller checks";
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kPartial,
+              {call_id, "explain", first});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kPartial,
+              {call_id, "data", "\"d\""});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kPartial,
+              {call_id, "explain", second});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal,
+              {call_id, R"({"ok":1})"});
+    for (const auto& relayed : {first, second}) {
+        auto partial = broker.expect(cmd::kPartial);
+        ASSERT_TRUE(partial);
+        EXPECT_EQ(partial->frames.back(), relayed);
+    }
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    const auto body = json::parse(reply->frames[5]);
+    EXPECT_EQ(body["final"]["ok"], 1);
+    EXPECT_EQ(body["data"], json::array({"d"}));
+    EXPECT_EQ(body["explain"], 0);
+    EXPECT_EQ(body["explain_text"], json::array({first, second}));
+    EXPECT_EQ(body["seen"], json::array({first, second}));
+    EXPECT_EQ(body["any_tree"], false);
+}
+
 // A deferred explain keeps its place in the session's numbering and in everything the request
 // sends, and goes out as soon as the next call's request has: before that call is answered.
 TEST_F(WorkerTest, ADeferredExplainGoesOutWithTheNextCallAndBeforeAnythingElse) {
