@@ -2,6 +2,7 @@
 #include "workers/query/query_service.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "schema/messages.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/services.hpp"
+#include "schema/untrusted_json.hpp"
 #include "text/reference_resolution.hpp"
 #include "workers/query/answer_provenance.hpp"
 #include "workers/query/collection_signals.hpp"
@@ -225,6 +227,59 @@ json replay_piece(const std::string& engine, std::size_t run, const std::string&
     return piece;
 }
 
+// An engine's explain messages as they arrive (docs/query.md §2): each is read for its session,
+// step and evidence triples with a cursor over the text received, and relayed to a client that
+// takes explain messages as that text, no tree built (issue 35: the trees of graph-rag's
+// ~380 KB a question, and their re-dump, were a third of the router's CPU). A message the scan
+// does not take is parsed, and relayed as the tree's dump, as before.
+class ExplainRelay {
+public:
+    ExplainRelay(runtime::RequestContext& context, std::string_view service)
+        : context_(context), service_(service) {}
+
+    // One explain message: its head, or the error that ends the run (a body that is not JSON,
+    // or a relay that failed). `relay` false: read it only (a relay already failed).
+    base::Result<ExplainHead> take(const std::string& text, bool relay) {
+        relay = relay && context_.meta().client_takes_explain;
+        // The triples' views point into the text kept here (the reply's goes on to the runtime).
+        const std::string& kept = texts_.emplace_back(text);
+        ExplainHead head;
+        if (triples_.add_text(kept, head)) {
+            if (relay) {
+                if (auto sent = context_.send_partial_text(kept); !sent) return sent.error();
+            }
+            return head;
+        }
+        texts_.pop_back();
+        auto body = schema::parse_untrusted_json(text);
+        if (!body) {
+            return make_error(ErrorType::kUpstreamError,
+                              std::string(service_) +
+                                  " answered a body that is not JSON: " + body.error().message);
+        }
+        const json& tree = trees_.emplace_back(std::move(body).value());
+        triples_.add(tree);
+        head.session = string_of(tree, "session");
+        head.explain_id = string_of(tree, "explain_id");
+        if (relay) {
+            if (auto sent = context_.send_partial(tree); !sent) return sent.error();
+        }
+        return head;
+    }
+
+    // An explain body that came as a tree (the agent's tools' sub-runs, in its data).
+    void add(const json& body) { triples_.add(trees_.emplace_back(body)); }
+
+    const EvidenceTriples& triples() const noexcept { return triples_; }
+
+private:
+    runtime::RequestContext& context_;
+    std::string_view service_;
+    std::deque<std::string> texts_;
+    std::deque<json> trees_;
+    EvidenceTriples triples_;
+};
+
 // `question` is the request's, with a reference to the previous turn resolved, which the answer
 // is judged against; `asked` what the engine is asked (the question, or an escalation's
 // rephrasing of it); `index` is the run's number (0 the routed engine, then one per escalation).
@@ -251,6 +306,7 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
         if (auto ok = served(context, service); !ok) return failed(ok.error());
     }
     std::optional<base::Error> forward_failed;
+    ExplainRelay relay(context, service);
     const auto on_reply = [&](const bus::Reply& reply) {
         if (reply.kind == bus::ReplyKind::kData && request.streaming && !forward_failed) {
             const std::string piece = answer_piece(reply.body);
@@ -262,16 +318,18 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
             return;
         }
         if (reply.kind != bus::ReplyKind::kExplain) return;
-        if (run.session.empty()) run.session = string_of(reply.body, "session");
-        const std::string id = string_of(reply.body, "explain_id");
-        if (!id.empty() && id != run.session) run.last_step = id;
-        // The engine's steps go on to a client that takes explain messages; one that asked for
-        // none (explain=none) would only drop them. The router reads them here either way.
-        if (forward_failed || !context.meta().client_takes_explain) return;
-        if (auto sent = context.send_partial(reply.body); !sent) forward_failed = sent.error();
+        const auto head = relay.take(reply.text, !forward_failed);
+        if (!head) {
+            if (!forward_failed) forward_failed = head.error();
+            return;
+        }
+        if (run.session.empty()) run.session = head->session;
+        if (!head->explain_id.empty() && head->explain_id != run.session)
+            run.last_step = head->explain_id;
     };
     auto called = context.call(service, engine_body(engine, request, asked, parent, exclude),
-                               config.call_timeout, on_reply);
+                               config.call_timeout, on_reply, runtime::FinalBody::kJson,
+                               runtime::ExplainBody::kTextOnly);
     if (!called) return failed(called.error());
     if (forward_failed) return failed(*forward_failed);
     run.final = std::move(called->final);
@@ -290,13 +348,12 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
         run.last_step = last;
     // The agent forwards its tools' sub-runs' explain messages as data ({"message_type":
     // "explain", "explain": {…}}): their kept edges and chunks are its evidence too.
-    auto explain = std::move(called->explain);
     for (const auto& body : called->data) {
         if (!body.is_object() || string_of(body, "message_type") != "explain") continue;
         if (const auto inner = body.find("explain"); inner != body.end() && inner->is_object())
-            explain.push_back(*inner);
+            relay.add(*inner);
     }
-    run.evidence = read_evidence(explain, run.final);
+    run.evidence = read_gathered_evidence(relay.triples(), run.final);
     if (const auto c = run.final.find("confidence"); c != run.final.end() && c->is_number())
         run.confidence = std::clamp(c->get<double>(), 0.0, 1.0);
     run.relevance = reflect(question, run.evidence);

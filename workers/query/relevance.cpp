@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/explain_terms.hpp"
 #include "schema/vocabulary.hpp"
 #include "text/tokenize.hpp"
 #include "workers/query/question_features.hpp"
@@ -19,20 +18,6 @@ namespace {
 
 using nlohmann::json;
 namespace v = schema::vocab;
-
-// A term's value (an IRI, a literal's text, a blank node's label) as a view into `term`; ""
-// for anything else.
-std::string_view term_view(const json& term) {
-    if (!term.is_object()) return {};
-    const auto kind = term.find("t");
-    if (kind == term.end() || !kind->is_string()) return {};
-    const auto& k = kind->get_ref<const std::string&>();
-    const char* key = k == "i" ? "i" : k == "l" ? "v" : k == "b" ? "d" : nullptr;
-    if (key == nullptr) return {};
-    const auto value = term.find(key);
-    if (value == term.end() || !value->is_string()) return {};
-    return value->get_ref<const std::string&>();
-}
 
 // The readable end of an IRI: "http://x/e/Cruz_Azul_FC" → "Cruz Azul FC".
 std::string local_name(const std::string& iri) {
@@ -58,32 +43,6 @@ double number_of(const std::string& text) {
 }
 
 using Properties = std::multimap<std::string, std::string>;
-
-// The predicates the evidence is read from: a selection's type, and what item_of reads.
-bool read_predicate(std::string_view p) {
-    return p == v::kRdfType || p == v::kScore || p == v::kDataTier || p == v::kSourceChunk ||
-           p == v::kSourceDocument || p == v::kRdfSubject || p == v::kRdfPredicate ||
-           p == v::kRdfObject || p == v::kProvWasDerivedFrom;
-}
-
-struct TripleView {
-    std::string_view s, p, o;
-};
-
-// The triples with a read_predicate, as views into `explain`, in the order they came. The rest
-// of a trace (an Exploration's candidates, labels and texts: most of its bytes) is not copied.
-std::vector<TripleView> evidence_triples(const std::vector<json>& explain) {
-    std::vector<TripleView> triples;
-    for (const auto& body : explain) {
-        // Either form of explain_triples (docs/protocol.md §8.1).
-        schema::for_each_explain_triple(body, [&](const json& s, const json& p, const json& o) {
-            const std::string_view predicate = term_view(p);
-            if (read_predicate(predicate))
-                triples.push_back({term_view(s), predicate, term_view(o)});
-        });
-    }
-    return triples;
-}
 
 // The properties of every selection (gb:EdgeSelection, gb:ChunkSelection), of what they were
 // derived from, and of "" (where item_of looks for the source of a selection derived from
@@ -159,7 +118,13 @@ std::string string_of(const json& body, const char* key) {
 }
 
 Evidence read_evidence(const std::vector<json>& explain, const json& final) {
-    const auto subjects = selection_subjects(evidence_triples(explain));
+    EvidenceTriples triples;
+    for (const auto& body : explain) triples.add(body);
+    return read_gathered_evidence(triples, final);
+}
+
+Evidence read_gathered_evidence(const EvidenceTriples& triples, const json& final) {
+    const auto subjects = selection_subjects(triples.triples());
     std::vector<std::pair<std::string, const Properties*>> edges, focus_chunks, retrieved_chunks;
     for (const auto& [uri, props] : subjects) {
         if (has(props, v::kRdfType, v::kEdgeSelection)) {

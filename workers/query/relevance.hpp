@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/result.hpp"
+#include "workers/query/evidence_triples.hpp"
 
 namespace glassbox::query {
 
@@ -34,6 +35,8 @@ struct Evidence {
 // Focus edges (gb:EdgeSelection) and kept chunks (the Focus ones when re-ranked, else the
 // Exploration ones) with their gb:score, source and gb:dataTier.
 Evidence read_evidence(const std::vector<nlohmann::json>& explain, const nlohmann::json& final);
+// The same from the triples gathered as the explain bodies arrived (as trees or as text).
+Evidence read_gathered_evidence(const EvidenceTriples& triples, const nlohmann::json& final);
 
 struct Relevance {
     double score = 0.0;            // 0..1
