@@ -961,8 +961,14 @@ private:
             return make_error(ErrorType::kInvalidRequest,
                               "load-triples needs source.uri (the file's URI)");
         }
-        auto parsed = parse_batch(text);
+        auto load = staged_load_name(body);
+        // A staged dictionary-encoded batch is read from its texts straight into its keys.
+        const bool staged_text = load && !load->empty() && text.indexed;
+        auto parsed = staged_text ? Result<ParsedBatch>(ParsedBatch{}) : parse_batch(text);
         if (!parsed) return std::move(parsed).error();
+        auto read = staged_text ? TermBatch::build(text.terms, text.statements)
+                                : Result<TermBatch>(TermBatch{});
+        if (!read) return std::move(read).error();
         auto kb = base(q->collection, true);
         if (!kb) return std::move(kb).error();
         SourceRecord source;
@@ -972,13 +978,13 @@ private:
         source.loaded_at = loaded_at_or_now(q->source.loaded_at);
         source.media_type = q->source.media_type;
         source.source_date = q->source.date;
-        auto load = staged_load_name(body);
         if (!load) return std::move(load).error();
         if (!load->empty()) {
             // The batch's distinct keys are built before the lock: another request's batch can
             // be staged meanwhile.
-            auto batch = parsed->indexed ? TermBatch::build(std::move(*parsed->indexed))
-                                         : TermBatch::build(parsed->triples);
+            auto batch = staged_text       ? std::move(read)
+                         : parsed->indexed ? TermBatch::build(std::move(*parsed->indexed))
+                                           : TermBatch::build(parsed->triples);
             if (!batch) return std::move(batch).error();
             auto held = (*kb)->lock();
             if (!held) return std::move(held).error();

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
+#include <cstring>
 #include <functional>
 
+#include "schema/nquads.hpp"
 #include "workers/store/term_dictionary.hpp"
 
 namespace glassbox::store {
@@ -103,6 +106,127 @@ std::size_t key_bytes(const std::vector<Term>& terms) {
         }
     }
     return bytes;
+}
+
+// A term line as the key it makes: its stored kind (detail::StoredKind), value and qualifier
+// (views into the line, or into the term parsed from it).
+struct LineTerm {
+    int kind;
+    std::string_view value;
+    std::string_view qualifier;
+};
+
+bool ascii_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// LANGTAG without its '@', as N-Quads reads it: [a-zA-Z]+ ('-' [a-zA-Z0-9]+)*.
+bool language_tag(std::string_view tag) noexcept {
+    std::size_t i = 0;
+    while (i < tag.size() && ascii_alpha(tag[i])) ++i;
+    if (i == 0) return false;
+    while (i < tag.size()) {
+        if (tag[i] != '-') return false;
+        const std::size_t first = ++i;
+        while (i < tag.size() && (ascii_alpha(tag[i]) || (tag[i] >= '0' && tag[i] <= '9'))) ++i;
+        if (i == first) return false;
+    }
+    return true;
+}
+
+// `<IRI>` and nothing else: the IRI when it has no escape and is one the store keeps
+// (detail::valid_iri refuses every byte N-Quads refuses in an IRI, '>' and '\' among them, and
+// asks for the scheme parse_nquads_term asks for), so that it reads as parse_nquads_term reads it.
+std::optional<std::string_view> plain_iri(std::string_view text) noexcept {
+    if (text.size() < 2 || text.front() != '<' || text.back() != '>') return std::nullopt;
+    const std::string_view iri = text.substr(1, text.size() - 2);
+    if (!detail::valid_iri(iri)) return std::nullopt;
+    return iri;
+}
+
+// A term line written plainly: an IRI, or a literal without escapes (alone, with a language or
+// with a datatype IRI; xsd:string stored as no datatype, as parse_nquads_term reads it).
+std::optional<LineTerm> plain_term(std::string_view line) noexcept {
+    if (auto iri = plain_iri(line)) return LineTerm{detail::kIri, *iri, {}};
+    if (line.empty() || line.front() != '"') return std::nullopt;
+    const std::size_t close = line.find_first_of("\"\\", 1);
+    if (close == std::string_view::npos || line[close] != '"') return std::nullopt;
+    const std::string_view value = line.substr(1, close - 1);
+    const std::string_view rest = line.substr(close + 1);
+    if (rest.empty()) return LineTerm{detail::kTypedLiteral, value, {}};
+    if (rest.front() == '@') {
+        if (!language_tag(rest.substr(1))) return std::nullopt;
+        return LineTerm{detail::kLangLiteral, value, rest.substr(1)};
+    }
+    if (!rest.starts_with("^^")) return std::nullopt;
+    const auto datatype = plain_iri(rest.substr(2));
+    if (!datatype) return std::nullopt;
+    return LineTerm{detail::kTypedLiteral, value,
+                    *datatype == schema::kXsdString ? std::string_view{} : *datatype};
+}
+
+// Appends a term's dictionary key to `keys`: detail::encode_simple's bytes.
+void append_key(std::string& keys, const LineTerm& term) {
+    switch (term.kind) {
+        case detail::kIri:
+            keys.push_back('I');
+            break;
+        case detail::kBlank:
+            keys.push_back('B');
+            break;
+        default:
+            keys.push_back(term.kind == detail::kLangLiteral ? 'G' : 'L');
+            keys.append(term.qualifier);
+            keys.push_back('\0');
+            break;
+    }
+    keys.append(term.value);
+}
+
+// Reads each term line of `text` (after nquads_text_problem found none): plainly when it is
+// written plainly, else parsed into `parsed`. False for a line that is not a valid term or holds
+// one the store refuses anywhere (detail::check_term in object position).
+bool read_term_lines(std::string_view text, std::vector<LineTerm>& lines,
+                     std::deque<Term>& parsed) {
+    std::string scratch;
+    for (std::size_t start = 0; start < text.size();) {
+        const char* lf =
+            static_cast<const char*>(std::memchr(text.data() + start, '\n', text.size() - start));
+        const std::size_t end =
+            lf == nullptr ? text.size() : static_cast<std::size_t>(lf - text.data());
+        const std::string_view line = text.substr(start, end - start);
+        start = end + 1;
+        if (auto plain = plain_term(line)) {
+            lines.push_back(*plain);
+            continue;
+        }
+        auto term = schema::parse_nquads_term(line, lines.size() + 1);
+        if (!term || term->is_triple() || !detail::check_term(*term, "object").empty())
+            return false;
+        const Term& kept = parsed.emplace_back(std::move(term).value());
+        const auto encoded = detail::encode_simple(kept, scratch);
+        lines.push_back({encoded.kind, encoded.value, encoded.qualifier});
+    }
+    return lines.size() < schema::kDefaultGraphIndex;
+}
+
+// One statement line's indexes (graph kDefaultGraphIndex when it has three), as
+// parse_indexed_quads reads them; false where it would refuse the line. `p` moves past the line.
+bool read_statement(const char*& p, const char* end, std::size_t terms,
+                    std::array<std::uint32_t, 4>& at) {
+    at = {0, 0, 0, schema::kDefaultGraphIndex};
+    std::size_t fields = 0;
+    for (;;) {
+        if (fields == 4) return false;
+        std::uint32_t index = 0;
+        const auto [next, ec] = std::from_chars(p, end, index);
+        if (ec != std::errc{} || index >= terms) return false;
+        at[fields++] = index;
+        p = next;
+        if (p == end || *p == '\n') break;
+        if (*p != ' ') return false;
+        ++p;
+    }
+    if (p < end) ++p;  // its end of line
+    return fields >= 3;
 }
 
 }  // namespace
@@ -207,6 +331,54 @@ Result<TermBatch> TermBatch::build(schema::IndexedQuads quads) {
                                     "a dictionary-encoded batch too large to stage");
         }
     }
+    return batch;
+}
+
+Result<TermBatch> TermBatch::build(std::string_view terms, std::string_view statements) {
+    if (auto batch = read_plainly(terms, statements)) return std::move(*batch);
+    auto quads = schema::parse_indexed_quads(terms, statements);
+    if (!quads) return quads.error();
+    return build(std::move(quads).value());
+}
+
+std::optional<TermBatch> TermBatch::read_plainly(std::string_view terms,
+                                                 std::string_view statements) {
+    if (schema::nquads_text_problem(terms)) return std::nullopt;
+    TermBatch batch;
+    std::vector<LineTerm> lines;
+    if (!read_term_lines(terms, lines, batch.parsed_terms_)) return std::nullopt;
+    constexpr std::uint32_t kNotYet = std::numeric_limits<std::uint32_t>::max();
+    // Per term line: its index in terms_ once a statement has used it (terms no statement uses
+    // are left out, and the others come in the order of first use, as build() orders them).
+    std::vector<std::uint32_t> distinct_of(lines.size(), kNotYet);
+    batch.terms_.reserve(lines.size());
+    batch.keys_.reserve(std::min(terms.size() + lines.size(), kMaxKeyBytes));
+    DistinctKeys distinct(batch.keys_, batch.terms_, lines.size());
+    const auto add = [&](std::uint32_t at) {
+        if (distinct_of[at] != kNotYet) return distinct_of[at];
+        const LineTerm& term = lines[at];
+        const std::size_t offset = batch.keys_.size();
+        append_key(batch.keys_, term);
+        distinct_of[at] = distinct.add(offset, term.kind, term.value, term.qualifier);
+        return distinct_of[at];
+    };
+    const auto is_iri = [&lines](std::uint32_t at) { return lines[at].kind == detail::kIri; };
+    batch.statements_.reserve(statements.size() / 16);
+    const char* p = statements.data();
+    const char* const end = p + statements.size();
+    while (p < end) {
+        std::array<std::uint32_t, 4> wire{};
+        if (!read_statement(p, end, lines.size(), wire)) return std::nullopt;
+        const bool graph = wire[3] != schema::kDefaultGraphIndex;
+        // Where a term may stand (parse_indexed_quads' misplaced terms).
+        if (!(is_iri(wire[0]) || lines[wire[0]].kind == detail::kBlank) || !is_iri(wire[1]) ||
+            (graph && !is_iri(wire[3])))
+            return std::nullopt;
+        batch.statements_.push_back(
+            {add(wire[0]), add(wire[1]), add(wire[2]), graph ? add(wire[3]) : kDefaultGraph});
+        if (batch.keys_.size() > kMaxKeyBytes) return std::nullopt;  // offsets are 32 bits
+    }
+    batch.size_ = batch.statements_.size();
     return batch;
 }
 

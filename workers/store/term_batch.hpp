@@ -5,7 +5,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,6 +42,14 @@ public:
     // used (the same errors as for triples, "statement N: " before them); terms no statement
     // uses are left out.
     static base::Result<TermBatch> build(schema::IndexedQuads quads);
+    // The same straight from a dictionary-encoded batch's two texts (schema/indexed_quads.hpp):
+    // a term line written plainly (an IRI, or a literal without escapes) goes into its key
+    // without being made a Term first; any other line is parsed as parse_nquads_term parses it.
+    // A batch this reading does not take whole (a line or index it refuses, a term that fails
+    // its check or stands where it may not) is read by parse_indexed_quads and build(), so the
+    // result and every error are theirs. The views point into `terms`, which must outlive the
+    // batch.
+    static base::Result<TermBatch> build(std::string_view terms, std::string_view statements);
 
     // How many statements the batch holds.
     std::size_t size() const noexcept { return size_; }
@@ -62,8 +72,14 @@ public:
     }
 
 private:
+    // build(terms, statements) without its fallback: nullopt for what it does not take.
+    static std::optional<TermBatch> read_plainly(std::string_view terms,
+                                                 std::string_view statements);
+
     std::span<const schema::Triple> triples_;
     std::vector<schema::Term> owned_terms_;  // a dictionary-encoded batch's terms
+    // The term lines read_plainly() parsed as terms (a deque: the views stay where they are).
+    std::deque<schema::Term> parsed_terms_;
     std::size_t size_ = 0;
     bool by_statement_ = false;
     std::string keys_;

@@ -28,6 +28,8 @@ enum StoredKind : int { kIri = 0, kBlank = 1, kTypedLiteral = 2, kLangLiteral = 
 
 // The dictionary's lookup key hash (stored in the file, so it must never change).
 std::int64_t key_hash(std::string_view key) noexcept;
+// An absolute IRI with none of the bytes N-Quads refuses in one (controls, space, <>"{}|^`\).
+bool valid_iri(std::string_view iri) noexcept;
 // Appends the decimal form of `id`.
 void append_id(std::string& key, std::int64_t id);
 

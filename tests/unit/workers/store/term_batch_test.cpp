@@ -1,6 +1,7 @@
 // Tests for TermBatch: each distinct term of a batch once (equal terms in any position and
 // statement share one entry), its key and hash as the dictionary computes them, statements as
-// indexes; quoted triples left to the statement-by-statement path; invalid triples refused.
+// indexes; quoted triples left to the statement-by-statement path; invalid triples refused; a
+// dictionary-encoded batch read from its texts as from its parsed terms.
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "schema/indexed_quads.hpp"
+#include "schema/nquads.hpp"
 #include "tests/unit/workers/store/graph_terms.hpp"
 #include "workers/store/term_batch.hpp"
 #include "workers/store/term_dictionary.hpp"
@@ -138,6 +140,105 @@ TEST(TermBatchTest, LargeBatchesMergeEveryRepeatAndKeepEachStatementsTerms) {
         EXPECT_EQ(built->key(built->terms()[0]), "Ihttp://example.org/t1");
         EXPECT_EQ(built->key(built->terms()[1]), "Ihttp://example.org/t0");
     }
+}
+
+// build(terms, statements) against build(parse_indexed_quads(terms, statements)): the same
+// result, or the same error. Returns how many of the batch's terms are views into `terms` (read
+// where they stand, not parsed into terms first).
+std::size_t expect_read_as_parsed(const std::string& terms, const std::string& statements) {
+    SCOPED_TRACE("terms:\n" + terms + "statements:\n" + statements);
+    auto read = TermBatch::build(terms, statements);
+    auto quads = schema::parse_indexed_quads(terms, statements);
+    auto parsed =
+        quads ? TermBatch::build(std::move(quads).value()) : base::Result<TermBatch>(quads.error());
+    EXPECT_EQ(bool(read), bool(parsed));
+    if (!read || !parsed) {
+        if (!read && !parsed) {
+            EXPECT_EQ(read.error().message, parsed.error().message);
+            EXPECT_EQ(read.error().type, parsed.error().type);
+        }
+        return 0;
+    }
+    // Moved, as the store moves it: the views stay where they point.
+    TermBatch batch = std::move(read).value();
+    EXPECT_EQ(batch.size(), parsed->size());
+    EXPECT_FALSE(batch.by_statement());
+    EXPECT_EQ(batch.statements(), parsed->statements());
+    EXPECT_EQ(batch.terms().size(), parsed->terms().size());
+    std::size_t in_text = 0;
+    for (std::size_t k = 0; k < std::min(batch.terms().size(), parsed->terms().size()); ++k) {
+        const auto& a = batch.terms()[k];
+        const auto& b = parsed->terms()[k];
+        EXPECT_EQ(batch.key(a), parsed->key(b)) << k;
+        EXPECT_EQ(a.hash, b.hash) << k;
+        EXPECT_EQ(a.kind, b.kind) << k;
+        EXPECT_EQ(a.value, b.value) << k;
+        EXPECT_EQ(a.qualifier, b.qualifier) << k;
+        if (a.value.data() >= terms.data() && a.value.data() < terms.data() + terms.size())
+            ++in_text;
+    }
+    return in_text;
+}
+
+TEST(TermBatchTest, ReadFromItsTextsAsFromItsParsedTerms) {
+    const std::vector<Triple> triples = {
+        make_triple(ex("a"), ex("p"), ex("b")),
+        make_triple(ex("a"), ex("p"), literal("plain")),
+        make_triple(ex("a"), ex("q"), lang_literal("chat", "fr-CA"), "http://example.org/g"),
+        make_triple(ex("b"), ex("q"), schema::xsd_integer(5), "http://example.org/g"),
+        make_triple(schema::blank("n1"), ex("p"), literal("tab\tquote\" back\\ \u00e9")),
+        make_triple(ex("c"), ex("p"),
+                    Term{schema::Literal{"s", std::string(schema::kXsdString), ""}}),
+        make_triple(ex("c"), iri("http://example.org/caf\u00e9"), schema::blank("n1")),
+        make_triple(ex("b"), ex("p"), ex("a")),
+    };
+    schema::IndexedQuadsWriter writer;
+    std::string terms;
+    std::string statements;
+    ASSERT_TRUE(writer.write(triples, terms, statements));
+    // All but the blank node and the escaped literal (11 distinct terms of 13) where they stand.
+    EXPECT_EQ(expect_read_as_parsed(terms, statements), 11U);
+    // Escaped forms, repeats, a term no statement uses, an explicit xsd:string, a datatype.
+    EXPECT_EQ(
+        expect_read_as_parsed(
+            "<http://example.org/s>\n<http://example.org/p>\n\"a\\u00E9\"\n<http://example.org/s>\n"
+            "\"x\"^^<http://www.w3.org/2001/XMLSchema#string>\n<http://example.org/unused>\n"
+            "\"5\"^^<http://www.w3.org/2001/XMLSchema#integer>\n<http://ex\\u0061mple.org/s>\n"
+            "\"x\"@en\n_:b0\n",
+            "0 1 2\n3 1 4\n0 1 6 7\n9 1 8\n7 1 4\n"),
+        5U);
+    EXPECT_EQ(expect_read_as_parsed("", ""), 0U);
+}
+
+TEST(TermBatchTest, TextsItRefusesGiveTheParsersErrors) {
+    const std::string s = "<http://example.org/s>\n";
+    const std::string p = "<http://example.org/p>\n";
+    for (const auto& [terms, statements] : std::vector<std::pair<std::string, std::string>>{
+             {s + p + "<relative>\n", "0 1 2\n"},                          // not absolute
+             {s + p + "\"x\"\n", "2 1 0\n"},                               // a literal subject
+             {s + p + "\"x\"\n", "0 2 0\n"},                               // a literal predicate
+             {s + p + "_:b\n", "0 2 1\n"},                                 // a blank predicate
+             {s + p + "\"x\"\n", "0 1 0 2\n"},                             // a literal graph
+             {s + p + "\"x\"@\n", "0 1 2\n"},                              // an empty language
+             {s + p + "\"x\"@en-\n", "0 1 2\n"},                           // an empty subtag
+             {s + p + "\"x\"^^<rel>\n", "0 1 2\n"},                        // a relative datatype
+             {s + p + "\"x\" \n", "0 1 2\n"},                              // a space after it
+             {s + p + "<http://a b>\n", "0 1 2\n"},                        // a space in an IRI
+             {s + p + "<<http://a>\n", "0 1 2\n"},                         // not an IRI
+             {s + p + "\"x\\q\"\n", "0 1 2\n"},                            // a bad escape
+             {s + p + "\n", "0 1 1\n"},                                    // an empty line
+             {s + p, "0 1 2\n"},                                           // no such term
+             {s + p, "0 1\n"},                                             // two indexes
+             {s + p, "0 1 1 1 1\n"},                                       // five
+             {s + p, "0 1  1\n"},                                          // two spaces
+             {s + p, "0 1 x\n"},                                           // not a number
+             {s + p + std::string("\"a\0b\"\n", 7), "0 1 2\n"},            // a NUL byte
+             {s + p + "\"\xff\"\n", "0 1 2\n"},                            // invalid UTF-8
+             {s + p + "<http://example.org/unused\\u0020>\n", "0 1 1\n"},  // unused, refused
+         }) {
+        expect_read_as_parsed(terms, statements);
+    }
+    EXPECT_FALSE(TermBatch::build(s + p + "<relative>\n", "0 1 2\n"));
 }
 
 }  // namespace
