@@ -34,12 +34,13 @@ std::optional<bus::CurveClientKeys> ClientOptions::curve_keys(std::string_view e
     return std::move(keys).value();
 }
 
-std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
-                                         const nlohmann::json& body) {
+base::Result<std::vector<nlohmann::json>> call_bodies(const ClientOptions& options,
+                                                    std::string_view service,
+                                                    const nlohmann::json& body) {
     bus::BusClientConfig config = options.bus_config();
     bus::BusClient bus(config);
     auto replies = bus.call(service, body, options.timeout());
-    if (!replies) exit_with_error(replies.error());
+    if (!replies) return std::move(replies).error();
     std::vector<nlohmann::json> bodies;
     for (auto& reply : *replies) {
         if (reply.kind == bus::ReplyKind::kData || reply.kind == bus::ReplyKind::kFinal) {
@@ -47,6 +48,13 @@ std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::stri
         }
     }
     return bodies;
+}
+
+std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
+                                         const nlohmann::json& body) {
+    auto bodies = call_bodies(options, service, body);
+    if (!bodies) exit_with_error(bodies.error());
+    return std::move(bodies).value();
 }
 
 nlohmann::json call_for_object(const ClientOptions& options, std::string_view service,

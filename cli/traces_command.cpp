@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "base/time_format.hpp"
 #include "bus/bus_client.hpp"
@@ -175,6 +176,35 @@ struct ShowOptions {
     int depth = -1;  // sub-run levels expanded; -1: all
 };
 
+// How long `traces show` asks again for a trace the service does not have yet. A trace is stored
+// moments after its answer (the broker's delivery batch, then the collector's group commit:
+// ~60 ms, docs/traces.md), so `glassbox invoke` followed at once by `traces show <id>`, as its
+// output suggests, can ask before it is there.
+constexpr std::chrono::milliseconds kShowWaitsForStore{2'000};
+constexpr std::chrono::milliseconds kShowAsksAgainEvery{100};
+
+// The `show` reply for `id`. The service resolves a UUID prefix (NotFound / InvalidRequest listing
+// the matches: exit 2); a NotFound is asked again for up to kShowWaitsForStore before it is final.
+json shown_trace(const ClientOptions& options, const std::string& id) {
+    const json request{{"op", "show"}, {"session", id}};
+    const auto deadline = std::chrono::steady_clock::now() + kShowWaitsForStore;
+    for (;;) {
+        auto bodies = call_bodies(options, schema::services::kTrace, request);
+        if (bodies) {
+            if (bodies->empty() || !bodies->back().is_object()) {
+                exit_with_error(make_error(ErrorType::kDecodeError,
+                                           "the trace service's reply is not a JSON object"));
+            }
+            return std::move(bodies->back());
+        }
+        if (bodies.error().type != ErrorType::kNotFound ||
+            std::chrono::steady_clock::now() >= deadline) {
+            exit_with_error(bodies.error());
+        }
+        std::this_thread::sleep_for(kShowAsksAgainEvery);
+    }
+}
+
 void run_show(const ShowOptions& options) {
     if (options.id.empty())
         exit_with_error(make_error(ErrorType::kInvalidRequest, "the trace id is empty"));
@@ -182,8 +212,7 @@ void run_show(const ShowOptions& options) {
         options.client.json
             ? traces::TraceFormat::kJson
             : traces::trace_format_from_string(options.format).value_or(traces::TraceFormat::kTree);
-    // The service resolves a UUID prefix (NotFound / InvalidRequest listing the matches: exit 2).
-    const json reply = call_trace(options.client, json{{"op", "show"}, {"session", options.id}});
+    const json reply = shown_trace(options.client, options.id);
     if (format == traces::TraceFormat::kJson) {
         std::cout << dump_json(reply, 2) << std::endl;
         return;

@@ -92,6 +92,15 @@ TEST_F(CostTest, AQuestionsCostShowsInShowListStatsAndMetrics) {
                                      "--broker", broker_.endpoint},
                                     milliseconds{120'000});
     ASSERT_TRUE(exited_with(asked, 0)) << asked.err;
+    // The trace the answer names can be shown at once, as the answer's footer suggests: `show`
+    // asks again while the collector has not stored it yet (its group commit waits ~50 ms).
+    const auto footer = asked.out.find("trace: ");
+    ASSERT_NE(footer, std::string::npos) << asked.out;
+    const auto named = asked.out.substr(footer + 7, asked.out.find('\n', footer) - footer - 7);
+    const json at_once = run_json({"traces", "show", named});
+    ASSERT_TRUE(at_once.is_object()) << named;
+    ASSERT_TRUE(at_once.contains("session")) << at_once.dump();
+    EXPECT_EQ(at_once["session"].value("session", ""), named);
 
     // The run, once its end is stored.
     json listed;
