@@ -43,6 +43,8 @@ constexpr Doubt kRagDoubts[] = {
     {"answer_top_chunk", "it is read from the best-ranked passage, often a hop short"},
     {"answer_far_chunk", "it is read from a passage far down the retrieval"},
     {"answer_chunk_share", "the passage it is read from matches the question poorly"},
+    {"answer_top_chunk_chained",
+     "the question chains relations and it is read from the best-ranked passage, a hop short"},
     {"withheld", "the short answer found was too weak to state"},
 };
 

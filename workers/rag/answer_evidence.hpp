@@ -126,8 +126,10 @@ struct DocumentEvidence {
 // acronym, words in lower case); where the short answer is read (the first chunk it cites):
 // answer_top_chunk (the best-ranked chunk: for a two-hop question, the document of the entity it
 // names, a hop short), answer_far_chunk (past the five best) and answer_chunk_share (that
-// chunk's retrieval score as a share of the best's); withheld (0: withhold_weak_short_answer
-// sets it).
+// chunk's retrieval score as a share of the best's), answer_top_chunk_chained (read from the best
+// chunk, and the question chains two relations or more: only there is the best chunk a hop
+// short; a one-hop answer usually stands in it); withheld (0: withhold_weak_short_answer sets
+// it).
 reasoner::EvidenceFeatures document_features(const DocumentEvidence& evidence);
 
 // Two kept chunks of different documents giving different values for the one the question asks

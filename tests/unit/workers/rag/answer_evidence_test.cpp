@@ -329,6 +329,36 @@ TEST(AnswerEvidenceTest, WhereInTheRetrievalTheShortAnswerIsRead) {
     }
 }
 
+TEST(AnswerEvidenceTest, TheBestChunkCountsAgainstAnAnswerOnlyWhenTheQuestionChains) {
+    DocumentEvidence ev;
+    for (int k = 0; k < 3; ++k) {
+        ev.kept.push_back({"Chunk " + std::to_string(k) + " of Oskar Brenn and the MV Curlew.",
+                           "d" + std::to_string(k), "Doc " + std::to_string(k), 2.0 - 0.2 * k});
+    }
+    ev.short_answer = "Oskar Brenn";
+    ev.answer_chunks = {0};
+    // Two hops (founded, shipyard, built): the best chunk is the ship's, a hop short.
+    for (const auto* question : {"Who founded the shipyard that built the MV Curlew?",
+                                 "Where was the designer of Saltspire Light born?"}) {
+        ev.question = question;
+        const auto f = by_name(document_features(ev));
+        EXPECT_EQ(f.at("answer_top_chunk"), 1.0) << question;
+        EXPECT_EQ(f.at("answer_top_chunk_chained"), 1.0) << question;
+    }
+    // One hop: the best chunk is where the answer usually stands.
+    for (const auto* question :
+         {"Who designed Greyhollow Light?", "What is the population of Brinehaven?"}) {
+        ev.question = question;
+        const auto f = by_name(document_features(ev));
+        EXPECT_EQ(f.at("answer_top_chunk"), 1.0) << question;
+        EXPECT_EQ(f.at("answer_top_chunk_chained"), 0.0) << question;
+    }
+    // A chained question answered from another chunk.
+    ev.question = "Who founded the shipyard that built the MV Curlew?";
+    ev.answer_chunks = {1};
+    EXPECT_EQ(by_name(document_features(ev)).at("answer_top_chunk_chained"), 0.0);
+}
+
 TEST(AnswerEvidenceTest, AWhoQuestionAnsweredByWhatIsNotAName) {
     DocumentEvidence ev;
     ev.question = "Who founded the shipyard that built the Curlew ferry?";
