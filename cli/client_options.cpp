@@ -35,8 +35,8 @@ std::optional<bus::CurveClientKeys> ClientOptions::curve_keys(std::string_view e
 }
 
 base::Result<std::vector<nlohmann::json>> call_bodies(const ClientOptions& options,
-                                                    std::string_view service,
-                                                    const nlohmann::json& body) {
+                                                      std::string_view service,
+                                                      const nlohmann::json& body) {
     bus::BusClientConfig config = options.bus_config();
     bus::BusClient bus(config);
     auto replies = bus.call(service, body, options.timeout());

@@ -56,8 +56,8 @@ void add_client_options(CLI::App& command, ClientOptions& options, int default_t
 // One request to `service` on a connection of its own, waited for: the bodies of its PARTIAL data
 // replies, then of its FINAL; or the typed error (the service's, the bus's, a deadline).
 base::Result<std::vector<nlohmann::json>> call_bodies(const ClientOptions& options,
-                                                    std::string_view service,
-                                                    const nlohmann::json& body);
+                                                      std::string_view service,
+                                                      const nlohmann::json& body);
 // As call_bodies; a typed error exits.
 std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
                                          const nlohmann::json& body);
