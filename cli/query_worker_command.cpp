@@ -56,8 +56,14 @@ void run_query_worker(const QueryOptions& options) {
     config.collection_signals = !options.no_signals;
     config.explain = !explain_disabled();
     const sigset_t stop_signals = block_stop_signals();
+    // The router's requests run on their slot's I/O thread (runtime::WorkerConfig::run_inline),
+    // as graph-rag's do: its handler is calls to the engines with short stretches between them
+    // (the routing, reading an engine's evidence, the Conclusion: a few milliseconds), and each
+    // wait on a call lets the slot heartbeat and read a CANCEL; the hop to a handler thread and
+    // back, with a wake-up per burst of relayed explain messages, was a quarter of its CPU
+    // (issue 35).
     run_worker(std::string(schema::services::kQuery), options.worker,
-               query::make_query_handler(config), stop_signals);
+               query::make_query_handler(config), stop_signals, {}, inline_when_small());
 }
 
 }  // namespace
