@@ -232,7 +232,7 @@ TEST(TermBatchTest, TextsItRefusesGiveTheParsersErrors) {
              {s + p, "0 1 1 1 1\n"},                                       // five
              {s + p, "0 1  1\n"},                                          // two spaces
              {s + p, "0 1 x\n"},                                           // not a number
-             {s + p + std::string("\"a\0b\"\n", 7), "0 1 2\n"},            // a NUL byte
+             {s + p + std::string("\"a\0b\"\n", 6), "0 1 2\n"},            // a NUL byte
              {s + p + "\"\xff\"\n", "0 1 2\n"},                            // invalid UTF-8
              {s + p + "<http://example.org/unused\\u0020>\n", "0 1 1\n"},  // unused, refused
          }) {
