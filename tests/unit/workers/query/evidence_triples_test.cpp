@@ -130,14 +130,15 @@ TEST(EvidenceTriples, AnUnusualOrBrokenBodyIsLeftToTheTree) {
         EXPECT_FALSE(triples.add_text(text, head)) << text;
         EXPECT_EQ(triples.triples().size(), kept) << text;
     }
-    // Unknown keys, a null explain_terms (the plain form) and terms of other kinds are read.
+    // Unknown keys, a null explain_terms (the plain form) and terms of other kinds are read. The
+    // views point into the text: it must outlive `triples`, as the relay's messages do.
     ExplainHead other;
-    EXPECT_TRUE(triples.add_text(
+    const std::string unusual =
         "{\"x\":[1,{\"y\":null}],\"explain_terms\":null,\"explain_triples\":[{\"s\":{\"t\":\"b\","
         "\"d\":\"n1\"},\"p\":{\"t\":\"i\",\"i\":\"" +
-            std::string(v::kScore) +
-            "\"},\"o\":{\"t\":\"l\",\"v\":\"0.7\",\"dt\":\"d\"},\"g\":\"g\"}]}",
-        other));
+        std::string(v::kScore) +
+        "\"},\"o\":{\"t\":\"l\",\"v\":\"0.7\",\"dt\":\"d\"},\"g\":\"g\"}]}";
+    EXPECT_TRUE(triples.add_text(unusual, other));
     ASSERT_EQ(triples.triples().size(), kept + 1);
     EXPECT_EQ(triples.triples().back().s, "n1");
     EXPECT_EQ(triples.triples().back().o, "0.7");
