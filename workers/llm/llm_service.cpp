@@ -10,7 +10,7 @@
 #include "base/log.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
-#include "text/feature_hashing.hpp"
+#include "text/builtin_embeddings.hpp"
 #include "workers/llm/answer_contract.hpp"
 #include "workers/llm/json_schema.hpp"
 #include "workers/llm/llm_request.hpp"
@@ -29,10 +29,10 @@ constexpr std::chrono::milliseconds kMinEmbeddingsBudget{20};
 
 // Shared by every handler copy: when the embeddings service last failed.
 struct EmbeddingsGate {
+    explicit EmbeddingsGate(std::chrono::milliseconds builtin_ttl) : builtin(builtin_ttl) {}
     std::atomic<std::int64_t> closed_until_ms{0};
-    // Until then the service's model is the built-in hashing one with builtin_dim dimensions.
-    std::atomic<std::uint32_t> builtin_dim{0};
-    std::atomic<std::int64_t> builtin_until_ms{0};
+    // Whether the service's model is the built-in hashing one, whose vectors are computed here.
+    text::BuiltinEmbeddings builtin;
 };
 
 std::int64_t now_ms() {
@@ -141,14 +141,9 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
         if (now_ms() < gate.closed_until_ms.load())
             return make_error(ErrorType::kServiceUnavailable,
                               "embeddings skipped after a recent failure");
-        if (now_ms() < gate.builtin_until_ms.load()) {
-            // The vectors the service would compute, bit for bit (the same code and dimension).
-            const std::uint32_t dim = gate.builtin_dim.load();
-            std::vector<std::vector<double>> vectors;
-            vectors.reserve(texts.size());
-            for (const auto& t : texts) vectors.push_back(text::feature_vector(t, dim));
-            return vectors;
-        }
+        // The vectors the service would compute, bit for bit (the same code and dimension).
+        if (const std::uint32_t dim = gate.builtin.dim_now(); dim > 0)
+            return text::feature_vectors(texts, dim);
         const auto budget = std::min(options.embeddings_timeout, context.remaining() / 4);
         if (budget < kMinEmbeddingsBudget)
             return make_error(ErrorType::kDeadlineExceeded,
@@ -165,11 +160,7 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
         }
         auto response = schema::decode_text<schema::EmbeddingsResponse>(result->final_text);
         if (!response) return std::move(response).error();
-        if (options.builtin_embeddings_ttl.count() > 0 &&
-            response->model == text::kFeatureHashingModel && response->dim > 0) {
-            gate.builtin_dim.store(response->dim);
-            gate.builtin_until_ms.store(now_ms() + options.builtin_embeddings_ttl.count());
-        }
+        gate.builtin.saw(response->model, response->dim);
         return std::move(response->vectors);
     };
 }
@@ -268,7 +259,8 @@ runtime::Handler make_llm_handler(std::shared_ptr<const TemplateSet> templates,
                                   std::shared_ptr<Provider> provider, LlmServiceOptions options) {
     if (!templates || !provider)
         throw std::invalid_argument("make_llm_handler needs templates and a provider");
-    auto gate = std::make_shared<EmbeddingsGate>();  // shared: every slot's copy sees one state
+    auto gate = std::make_shared<EmbeddingsGate>(
+        options.builtin_embeddings_ttl);  // shared: every slot's copy sees one state
     auto shared_options = std::make_shared<const LlmServiceOptions>(std::move(options));
     return [templates = std::move(templates), provider = std::move(provider), gate,
             shared_options](runtime::RequestContext& context) {

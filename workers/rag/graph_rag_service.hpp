@@ -12,9 +12,13 @@
 #include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker.hpp"
 
+namespace glassbox::text {
+class BuiltinEmbeddings;  // text/builtin_embeddings.hpp
+}
+
 namespace glassbox::rag {
 
-class BuiltinEmbeddings;  // workers/rag/service_calls.hpp
+using text::BuiltinEmbeddings;
 
 // A GraphRagQuery with every 0 replaced by its default, checked against the bounds of
 // `config` (InvalidRequest names the field). Also checks the question (non-empty, at most

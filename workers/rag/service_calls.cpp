@@ -7,6 +7,7 @@
 #include "base/log.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/service_requests_fast.hpp"
+#include "text/builtin_embeddings.hpp"
 #include "text/feature_hashing.hpp"
 
 namespace glassbox::rag {
@@ -29,28 +30,7 @@ spdlog::logger& call_logger() {
     return *logger;
 }
 
-std::int64_t steady_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 }  // namespace
-
-std::uint32_t BuiltinEmbeddings::dim_now() const {
-    if (ttl_.count() <= 0 || steady_ms() >= until_ms_.load()) return 0;
-    return dim_.load();
-}
-
-void BuiltinEmbeddings::saw(std::string_view model, std::uint32_t dim) {
-    if (ttl_.count() <= 0) return;
-    if (model != text::kFeatureHashingModel || dim == 0) {
-        until_ms_.store(0);
-        return;
-    }
-    dim_.store(dim);
-    until_ms_.store(steady_ms() + ttl_.count());
-}
 
 base::Result<runtime::CallResult> ServiceCalls::timed_call(
     const runtime::CallSpec& call, std::string_view what,
@@ -177,8 +157,7 @@ ServiceCalls::Embedded ServiceCalls::embed_builtin(const std::vector<std::string
     const auto started_at = std::chrono::system_clock::now();
     const auto started = std::chrono::steady_clock::now();
     Embedded embedded;
-    embedded.vectors.reserve(texts.size());
-    for (const auto& t : texts) embedded.vectors.push_back(text::feature_vector(t, dim));
+    embedded.vectors = text::feature_vectors(texts, dim);
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
     embedded.call = schema::explain::EmbeddingsCall{std::string(text::kFeatureHashingModel),

@@ -2,7 +2,6 @@
 // with every reply checked against its message type.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -18,29 +17,13 @@
 #include "base/result.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
+#include "text/builtin_embeddings.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/runtime/request_context.hpp"
 
 namespace glassbox::rag {
 
-// Shared by a worker's requests (every slot's copy of its handler): whether the embeddings
-// service last answered with the built-in hashing model, and until when its vectors are computed
-// here instead of asked for (the llm worker's gate: the same code and dimension give the same
-// vectors bit for bit, and a question saves a round trip through the broker).
-class BuiltinEmbeddings {
-public:
-    // `ttl` 0: the service is always asked.
-    explicit BuiltinEmbeddings(std::chrono::milliseconds ttl) : ttl_(ttl) {}
-    // The dimension to compute the vectors with now; 0 when the service must be asked.
-    std::uint32_t dim_now() const;
-    // An answer of the service: the built-in model opens the gate for `ttl`, another closes it.
-    void saw(std::string_view model, std::uint32_t dim);
-
-private:
-    std::chrono::milliseconds ttl_;
-    std::atomic<std::uint32_t> dim_{0};
-    std::atomic<std::int64_t> until_ms_{0};  // steady clock
-};
+using text::BuiltinEmbeddings;  // the worker's gate (text/builtin_embeddings.hpp)
 
 class ServiceCalls {
 public:
