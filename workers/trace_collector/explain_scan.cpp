@@ -103,8 +103,15 @@ bool scan_triple(JsonCursor& in, ScannedTriple& triple, int depth, bool quoted) 
                 return keys.first(kS) && scan_term(in, triple.s, depth, nullptr);
             case 'p':
                 return keys.first(kP) && scan_term(in, triple.p, depth, nullptr);
-            case 'o':
-                return keys.first(kO) && scan_term(in, triple.o, depth, &value_token);
+            case 'o': {
+                if (!keys.first(kO)) return false;
+                in.ws();
+                const char* object = in.position();
+                if (!scan_term(in, triple.o, depth, &value_token)) return false;
+                triple.object_text =
+                    std::string_view(object, static_cast<std::size_t>(in.position() - object));
+                return true;
+            }
             case 'g': {
                 JsonText graph;
                 return !quoted && keys.first(kG) && in.raw_string(graph) && !graph.raw.empty() &&
@@ -152,13 +159,6 @@ bool scan_error(JsonCursor& in, std::optional<base::Error>& out) {
     return true;
 }
 
-// One entry of explain_terms: the term, its text as received, and a literal's "v" token.
-struct DictionaryTerm {
-    ScannedTerm term;
-    std::string_view text;
-    std::string_view value_token;
-};
-
 // One entry of a dictionary body's explain_triples: [s, p, o] or [s, p, o, g].
 struct IndexTriple {
     std::array<std::uint64_t, 4> at{};
@@ -184,15 +184,13 @@ bool scan_index_triple(JsonCursor& in, IndexTriple& triple) {
     return in.eat(']');
 }
 
-// The dictionary body's triples written out into out.expanded as canonical triple objects (the
-// explain graph added to those without one when the message has one, as pack_triples would);
+// The dictionary body's triples from their entries: each with its terms, the explain graph's
+// when it names no graph and the message has one (as the plain form's decoder puts it there);
 // false for an index out of range or a graph that is not an IRI (the decoder refuses both).
-bool expand_dictionary(const std::vector<DictionaryTerm>& terms,
-                       const std::vector<IndexTriple>& entries, ScannedExplain& out) {
+bool resolve_dictionary(const std::vector<IndexTriple>& entries, ScannedExplain& out) {
     const bool graph_known = out.explain_graph_token.size() > 2;
-    std::vector<std::pair<std::size_t, std::size_t>> spans;  // [start, end) of each triple
-    spans.reserve(entries.size());
-    out.expanded.clear();
+    const auto& terms = out.terms;
+    out.dictionary = true;
     out.triples.clear();
     out.triples.reserve(entries.size());
     for (const auto& e : entries) {
@@ -201,43 +199,19 @@ bool expand_dictionary(const std::vector<DictionaryTerm>& terms,
             if (e.at[i] >= terms.size()) return false;
         }
         ScannedTriple& t = out.triples.emplace_back();
-        const std::size_t start = out.expanded.size();
-        out.expanded += '{';
+        t.s_at = static_cast<std::uint32_t>(e.at[0]);
+        t.p_at = static_cast<std::uint32_t>(e.at[1]);
+        t.o_at = static_cast<std::uint32_t>(e.at[2]);
         if (e.has_graph) {
-            const ScannedTerm& g = terms[e.at[3]].term;
-            if (g.kind != ScannedKind::kIri) return false;
-            out.expanded += "\"g\":\"";
-            out.expanded += g.value.raw;
-            out.expanded += "\",";
-            t.has_graph = true;
-        } else if (graph_known) {
-            out.expanded += "\"g\":";
-            out.expanded += out.explain_graph_token;
-            out.expanded += ',';
-            t.has_graph = true;
+            if (terms[e.at[3]].term.kind != ScannedKind::kIri) return false;
+            t.g_at = static_cast<std::uint32_t>(e.at[3]);
         }
-        const DictionaryTerm& o = terms[e.at[2]];
-        out.expanded += "\"o\":";
-        if (o.term.kind == ScannedKind::kLiteral) {
-            t.object_value_at = out.expanded.size() - start +
-                                static_cast<std::size_t>(o.value_token.data() - o.text.data());
-            t.object_value_size = o.value_token.size();
-        }
-        out.expanded += o.text;
-        out.expanded += ",\"p\":";
-        out.expanded += terms[e.at[1]].text;
-        out.expanded += ",\"s\":";
-        out.expanded += terms[e.at[0]].text;
-        out.expanded += '}';
-        t.s = terms[e.at[0]].term;
-        t.p = terms[e.at[1]].term;
-        t.o = o.term;
-        spans.emplace_back(start, out.expanded.size());
+        t.has_graph = e.has_graph || graph_known;
+        t.s = terms[t.s_at].term;
+        t.p = terms[t.p_at].term;
+        t.o = terms[t.o_at].term;
+        t.object_text = terms[t.o_at].text;
     }
-    // Views last: the buffer has stopped moving.
-    const std::string_view all = out.expanded;
-    for (std::size_t i = 0; i < spans.size(); ++i)
-        out.triples[i].text = all.substr(spans[i].first, spans[i].second - spans[i].first);
     return true;
 }
 
@@ -274,7 +248,8 @@ void clear(ScannedExplain& out) {
     out.explain_id.clear();
     out.explain_graph_token = default_graph_token();
     out.triples.clear();
-    out.expanded.clear();
+    out.dictionary = false;
+    out.terms.clear();
     out.end_of_trace = false;
     out.trace_status = schema::TraceStatus::kNone;
     out.error.reset();
@@ -290,10 +265,8 @@ bool scan_triple_text(std::string_view text, ScannedTriple& out) {
 
 bool scan_explain(std::string_view body, ScannedExplain& out) {
     clear(out);
-    // The dictionary form's parts (reused by the thread's next scan).
-    static thread_local std::vector<DictionaryTerm> terms;
+    // The dictionary form's entries (reused by the thread's next scan).
     static thread_local std::vector<IndexTriple> entries;
-    terms.clear();
     entries.clear();
     bool object_entries = false;
     JsonCursor in(body, kMaxSkipDepth);
@@ -318,7 +291,7 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
             });
         }
         if (k == "explain_terms") {
-            return keys.first(kTerms) && in.array([&] { return scan_dictionary_term(in, terms); });
+            return keys.first(kTerms) && in.array([&] { return scan_dictionary_term(in, out.terms); });
         }
         if (k == "session") return iri_field(kSession, out.session);
         if (k == "seq") return keys.first(kSeq) && in.uint(out.seq);
@@ -356,7 +329,7 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
     if (!ok || !in.at_end()) return false;
     if ((keys.seen() & kTerms) == 0) return entries.empty();
     // The dictionary form: every entry indexes, each one in range.
-    return !object_entries && expand_dictionary(terms, entries, out);
+    return !object_entries && resolve_dictionary(entries, out);
 }
 
 }  // namespace glassbox::trace

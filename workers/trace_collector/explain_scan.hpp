@@ -26,15 +26,33 @@ struct ScannedTerm {
 };
 
 struct ScannedTriple {
-    std::string_view text;  // the triple's JSON object exactly as received, '{' to '}'
+    // A plain body's triple: its JSON object exactly as received, '{' to '}'. Empty for a
+    // dictionary body's (its terms are ScannedExplain::terms[s_at], ...).
+    std::string_view text;
     bool has_graph = false;
     ScannedTerm s;
     ScannedTerm p;
     ScannedTerm o;
-    // A literal object's "v" token, quotes included: where `text` holds it (offset from the
-    // start of `text`) and how long it is.
+    // The object's term object as received, '{' to '}'.
+    std::string_view object_text;
+    // A plain body's literal object: its "v" token, quotes included: where `text` holds it
+    // (offset from the start of `text`) and how long it is.
     std::size_t object_value_at = 0;
     std::size_t object_value_size = 0;
+    // A dictionary body's triple: the indexes of its terms and of its graph when it names one
+    // (without one, has_graph says whether it is in the message's explain graph).
+    std::uint32_t s_at = 0;
+    std::uint32_t p_at = 0;
+    std::uint32_t o_at = 0;
+    std::optional<std::uint32_t> g_at;
+};
+
+// One entry of a dictionary body's explain_terms: the term, its object as received ('{' to
+// '}') and a literal's "v" token (a view into `text`, quotes included).
+struct DictionaryTerm {
+    ScannedTerm term;
+    std::string_view text;
+    std::string_view value_token;
 };
 
 // The fields of schema::ExplainMessage, strings decoded, triples as slices of the body.
@@ -49,10 +67,10 @@ struct ScannedExplain {
     // constant holding the default graph when the body has none. `"\"\""` means no graph.
     std::string_view explain_graph_token;
     std::vector<ScannedTriple> triples;
-    // A body in the dictionary form (docs/protocol.md §8.1): its triples written out as the
-    // plain form's canonical objects, each with its graph as pack_triples would add it; the
-    // triples' `text` views point here. Empty for a plain body.
-    std::string expanded;
+    // A body in the dictionary form (docs/protocol.md §8.1): its explain_terms, which its
+    // triples index (each one checked: in range, a graph an IRI). Empty for a plain body.
+    bool dictionary = false;
+    std::vector<DictionaryTerm> terms;
     bool end_of_trace = false;
     schema::TraceStatus trace_status = schema::TraceStatus::kNone;
     std::optional<base::Error> error;
@@ -67,8 +85,8 @@ struct ScannedExplain {
 // A body holding an IRI that decoder rewrites (explain::iri_problem finds fault with it) is
 // one of those: the scan keeps only IRIs that are valid as they stand.
 // The scan never accepts a body the DOM decoder would refuse.
-// A body in the dictionary form gives the triples that body decodes to, as plain triple objects
-// written out in `out.expanded` (so what is stored and exported is the same in either form).
+// A body in the dictionary form gives the triples that body decodes to as indexes into its terms
+// (`out.dictionary`), each with its terms: nothing is written out.
 bool scan_explain(std::string_view body, ScannedExplain& out);
 
 // One triple's JSON object alone (a stored triple record: the store keeps each triple in the

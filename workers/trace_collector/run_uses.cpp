@@ -130,11 +130,12 @@ void UseScan::see(const ScannedTriple& t, std::string& scratch) {
         if (selected_.empty()) return;
         const std::string node = t.s.value.str();
         if (selected_.count(node) == 0) return;
-        schema::JsonCursor cursor(t.text);
-        schema::Triple triple;
-        if (!schema::read_json_triple(cursor, triple) || triple.o.is_triple()) return;
+        schema::JsonCursor cursor(t.object_text);
+        schema::Term object;
+        if (!schema::read_json_term(cursor, object) || object.is_triple()) return;
         Parts& parts = parts_[node];
-        (p == v::kRdfSubject ? parts.s : p == v::kRdfPredicate ? parts.p : parts.o) = triple.o;
+        (p == v::kRdfSubject ? parts.s : p == v::kRdfPredicate ? parts.p : parts.o) =
+            std::move(object);
     } else if ((p == v::kSourceDocument || p == v::kSourceChunk) && iri_object) {
         if (chosen_.count(t.s.value.str()) == 0) return;
         add(p == v::kSourceDocument ? use_kind::kDocument : use_kind::kChunk, t.o.value.str());

@@ -904,29 +904,85 @@ private:
     // when given.
     template <typename Resolve>
     Result<void> pack(const ScannedExplain& m, Resolve&& resolve, Facts* facts) {
+        blob_.clear();
+        auto packed = m.dictionary ? pack_pieces(m, resolve) : pack_records(m, resolve);
+        if (!packed) return packed;
+        if (facts == nullptr) return {};
+        for (const auto& t : m.triples) learn(m, t, *facts);
+        use_scan_.finish(facts->uses);
+        return {};
+    }
+
+    // The id resolve(value) gives a literal term's value when it is long enough for `texts`.
+    template <typename Resolve>
+    static Result<std::optional<std::int64_t>> long_text(const ScannedTerm& term,
+                                                        std::size_t threshold, std::string& scratch,
+                                                        Resolve& resolve) {
+        if (term.kind != ScannedKind::kLiteral || term.value.raw.size() <= threshold)
+            return std::optional<std::int64_t>{};
+        const std::string_view value = term.value.value(scratch);
+        if (value.size() <= threshold) return std::optional<std::int64_t>{};
+        return resolve(value);
+    }
+
+    // A plain body's triples, each a record: as received, the explain graph added to those
+    // without a graph, a long literal's value cut out.
+    template <typename Resolve>
+    Result<void> pack_records(const ScannedExplain& m, Resolve& resolve) {
         // A triple without a graph belongs to the message's explain graph ("" : none).
         const bool graph_known = m.explain_graph_token.size() > 2;
-        blob_.clear();
         for (const auto& t : m.triples) {
-            std::optional<std::int64_t> text;
-            if (t.o.kind == ScannedKind::kLiteral &&
-                t.o.value.raw.size() > config_.text_threshold) {
-                const std::string_view value = t.o.value.value(scratch_);
-                if (value.size() > config_.text_threshold) {
-                    auto id = resolve(value);
-                    if (!id) return id.error();
-                    text = *id;
-                }
-            }
-            if ((t.has_graph || !graph_known) && !text) {
-                blob_.add(text, t.text);
+            auto text = long_text(t.o, config_.text_threshold, scratch_, resolve);
+            if (!text) return text.error();
+            if ((t.has_graph || !graph_known) && !*text) {
+                blob_.add(*text, t.text);
             } else {
-                blob_.add(text, edited(t, graph_known && !t.has_graph, text.has_value(), m));
+                blob_.add(*text, edited(t, graph_known && !t.has_graph, text->has_value(), m));
             }
-            if (facts != nullptr) learn(m, t, *facts);
         }
-        if (facts != nullptr) use_scan_.finish(facts->uses);
         return {};
+    }
+
+    // A dictionary body's triples as pieces: each term the triples use once (a long literal
+    // object's cut, with its text id), each graph's string token once.
+    template <typename Resolve>
+    Result<void> pack_pieces(const ScannedExplain& m, Resolve& resolve) {
+        // Per term: its piece as it stands, as a cut object, as a graph; then the explain graph.
+        pieces_.assign(m.terms.size() * 3 + 1, kNoPiece);
+        const auto piece = [&](std::size_t slot, std::optional<std::int64_t> text,
+                               std::string_view bytes) {
+            if (pieces_[slot] == kNoPiece) pieces_[slot] = blob_.add_piece(text, bytes);
+            return pieces_[slot];
+        };
+        const auto term = [&](std::uint32_t at) { return piece(3 * at, {}, m.terms[at].text); };
+        for (const auto& t : m.triples) {
+            std::uint32_t o = 0;
+            if (pieces_[3 * t.o_at + 1] != kNoPiece) {
+                o = pieces_[3 * t.o_at + 1];
+            } else {
+                auto text = long_text(t.o, config_.text_threshold, scratch_, resolve);
+                if (!text) return text.error();
+                o = *text ? piece(3 * t.o_at + 1, *text, cut(m.terms[t.o_at])) : term(t.o_at);
+            }
+            std::optional<std::uint32_t> g;
+            if (t.g_at) {
+                graph_token_.assign(1, '"').append(m.terms[*t.g_at].term.value.raw).append(1, '"');
+                g = piece(3 * *t.g_at + 2, {}, graph_token_);
+            } else if (t.has_graph) {
+                g = piece(pieces_.size() - 1, {}, m.explain_graph_token);
+            }
+            blob_.add_triple(term(t.s_at), term(t.p_at), o, g);
+        }
+        return {};
+    }
+
+    // A literal term's object with its value cut to "" (kept in texts instead).
+    const std::string& cut(const DictionaryTerm& term) {
+        const auto at = static_cast<std::size_t>(term.value_token.data() - term.text.data());
+        edited_.assign(term.text.substr(0, at));
+        edited_ += "\"\"";
+        edited_ += term.text.substr(at + term.value_token.size());
+        return edited_;
     }
 
     // What the batch's session row update learns from one stored event.
@@ -989,7 +1045,14 @@ private:
     // as received, the explain graph added, two varints), known before anything is written.
     static std::size_t packed_bound(const ScannedExplain& m) {
         std::size_t bytes = 0;
-        for (const auto& t : m.triples) bytes += t.text.size() + m.explain_graph_token.size() + 32;
+        for (const auto& t : m.triples) {
+            const std::size_t text =
+                m.dictionary ? m.terms[t.s_at].text.size() + m.terms[t.p_at].text.size() +
+                                   m.terms[t.o_at].text.size() +
+                                   (t.g_at ? m.terms[*t.g_at].term.value.raw.size() : 0) + 16
+                             : t.text.size();
+            bytes += text + m.explain_graph_token.size() + 32;
+        }
         return bytes;
     }
 
@@ -1149,6 +1212,9 @@ private:
     std::string* reencoded_ = &reencoded_own_;
     std::string edited_;
     std::string scratch_;
+    static constexpr std::uint32_t kNoPiece = ~std::uint32_t{0};
+    std::vector<std::uint32_t> pieces_;  // pack_pieces: the event's pieces by term and role
+    std::string graph_token_;
     detail::UseScan use_scan_;                      // the event being scanned's uses
     std::map<std::int64_t, detail::RunUses> uses_;  // session row → the batch's uses of it
     std::vector<std::int64_t> changes_;             // complete `store` runs of the batch

@@ -1,10 +1,14 @@
-// An event's triples packed in one zstd frame: records read back exactly, and every damaged blob
-// (not zstd, cut short, a false size, the wrong count, bad records) a typed error, not a crash.
+// An event's triples packed in one zstd frame, as records or as pieces: read back exactly, and
+// every damaged blob (not zstd, cut short, a false size, the wrong count, bad records or pieces,
+// pieces that write out over the bound) a typed error, not a crash.
 #include "workers/trace_collector/triple_blob.hpp"
 
 #include <zstd.h>
 
 #include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <tuple>
 
 namespace glassbox::trace {
 namespace {
@@ -137,6 +141,109 @@ TEST(TripleBlob, RecordsThatDoNotParseAreATypedError) {
         EXPECT_NE(read.error().message.find("malformed record"), std::string::npos)
             << read.error().message;
     }
+}
+
+// The pieces layout: the skippable frame that says so, then a zstd frame of `content`.
+std::string pieces_blob(std::string_view content) {
+    return std::string("\x50\x2a\x4d\x18\x04\0\0\0\x02\0\0\0", 12) + frame_of(content);
+}
+
+TEST(TripleBlob, PiecesReadBackAsTheRecordsTheyStandFor) {
+    const std::string a = R"({"t":"i","i":"urn:a"})";
+    const std::string p = R"({"i":"urn:p","t":"i"})";
+    const std::string cut = R"({"t":"l","v":""})";
+    TripleBlobWriter writer;
+    writer.add(1, "{}");
+    writer.clear();
+    const auto a_at = writer.add_piece(std::nullopt, a);
+    const auto p_at = writer.add_piece(std::nullopt, p);
+    const auto cut_at = writer.add_piece(9, cut);
+    const auto g_at = writer.add_piece(std::nullopt, "\"urn:g\"");
+    writer.add_triple(a_at, p_at, cut_at, g_at);
+    writer.add_triple(a_at, p_at, a_at, std::nullopt);
+    writer.add_triple(p_at, a_at, cut_at, std::nullopt);
+    EXPECT_EQ(writer.count(), 3u);
+    EXPECT_THROW(writer.add(std::nullopt, "{}"), std::logic_error) << "never both layouts";
+    auto blob = writer.finish();
+    ASSERT_TRUE(blob.ok()) << blob.error().describe();
+    EXPECT_EQ(blob->substr(0, 4), std::string_view("\x50\x2a\x4d\x18", 4));
+    const std::string packed(*blob);
+    std::string records;
+    std::vector<Record> expected;
+    for (const auto& [text, g, o, pr, s] :
+         {std::tuple{std::optional<std::int64_t>{9}, std::string("\"urn:g\""), cut, p, a},
+          std::tuple{std::optional<std::int64_t>{}, std::string(), a, p, a},
+          std::tuple{std::optional<std::int64_t>{9}, std::string(), cut, a, p}}) {
+        std::string record;
+        append_triple_record(record, g, o, pr, s);
+        EXPECT_EQ(record.size(), triple_record_size(g.size(), o.size(), pr.size(), s.size()));
+        expected.push_back({text, record});
+    }
+    EXPECT_EQ(expected[0].triple,
+              R"({"g":"urn:g","o":{"t":"l","v":""},"p":{"i":"urn:p","t":"i"},"s":{"t":"i","i":"urn:a"}})");
+    TripleBlobReader reader;
+    auto read = reader.decode(bytes_of(packed), 3);
+    ASSERT_TRUE(read.ok()) << read.error().describe();
+    EXPECT_EQ(records_of(*read), expected);
+    // One reader reads either layout, one after the other.
+    const std::vector<Record> plain = {{3, "{}"}};
+    auto other = reader.decode(bytes_of(pack(plain)), 1);
+    ASSERT_TRUE(other.ok()) << other.error().describe();
+    EXPECT_EQ(records_of(*other), plain);
+    read = reader.decode(bytes_of(packed), 3);
+    ASSERT_TRUE(read.ok()) << read.error().describe();
+    EXPECT_EQ(records_of(*read), expected);
+}
+
+TEST(TripleBlob, DamagedPiecesAreATypedError) {
+    TripleBlobReader reader;
+    // Two pieces ({} with no text, {} with text 3), then s p o g: a good blob as laid out.
+    const std::string two = std::string("\x02\0\x02{}\x03\x02{}", 9);
+    ASSERT_TRUE(reader.decode(bytes_of(pieces_blob(two + std::string("\0\0\x01\0", 4))), 1).ok());
+    ASSERT_TRUE(reader.decode(bytes_of(pieces_blob(two + std::string("\0\0\0\x01", 4))), 1).ok());
+    for (const auto& [what, content] : std::vector<std::pair<std::string, std::string>>{
+             {"an index past the pieces", two + std::string("\0\0\x02\0", 4)},
+             {"a graph past the pieces", two + std::string("\0\0\0\x03", 4)},
+             {"a text id on a subject", two + std::string("\x01\0\0\0", 4)},
+             {"a text id on a graph", two + std::string("\0\0\0\x02", 4)},
+             {"a triple cut short", two + std::string("\0\0\x01", 3)},
+             {"more pieces than it holds", std::string("\x05\0\x02{}", 5)},
+             {"a piece past the end", std::string("\x01\0\x09{}", 5)},
+         }) {
+        auto read = reader.decode(bytes_of(pieces_blob(content)), 1);
+        ASSERT_FALSE(read.ok()) << what;
+        EXPECT_EQ(read.error().type, ErrorType::kInternal) << what;
+        EXPECT_NE(read.error().message.find("damaged triples blob: a malformed"), std::string::npos)
+            << what << ": " << read.error().message;
+    }
+    auto garbage = reader.decode(bytes_of(pieces_blob("").substr(0, 12) + "not zstd"), 1);
+    ASSERT_FALSE(garbage.ok());
+    EXPECT_NE(garbage.error().message.find("not a zstd frame"), std::string::npos);
+}
+
+// A piece is written out in every triple that uses it: what the pieces stand for is bounded as
+// records are, by the writer and by the reader, whatever the blob's own size.
+TEST(TripleBlob, PiecesWrittenOutOverTheBoundAreRefused) {
+    const std::string big = "\"" + std::string(std::size_t{1} << 20, 'x') + "\"";
+    const std::size_t triples = (kMaxTripleBlobBytes >> 20) + 1;
+    TripleBlobWriter writer;
+    writer.clear();
+    const auto at = writer.add_piece(std::nullopt, big);
+    for (std::size_t i = 0; i < triples; ++i) writer.add_triple(at, at, at, std::nullopt);
+    auto refused = writer.finish();
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().type, ErrorType::kInternal);
+
+    std::string content = "\x01";
+    content += '\0';
+    content += std::string("\x82\x80\x40", 3);  // 1 MiB + 2, as a varint
+    content += big;
+    for (std::size_t i = 0; i < triples; ++i) content += std::string("\0\0\0\0", 4);
+    TripleBlobReader reader;
+    auto read = reader.decode(bytes_of(pieces_blob(content)), static_cast<std::int64_t>(triples));
+    ASSERT_FALSE(read.ok());
+    EXPECT_NE(read.error().message.find("over the bound"), std::string::npos)
+        << read.error().message;
 }
 
 }  // namespace
