@@ -348,7 +348,7 @@ Result<InsertCounts> GraphStore::insert_rows_by_sets(std::int64_t source_id,
                                                      std::span<const Triple> triples) {
     auto batch = TermBatch::build(triples);
     if (!batch) return batch.error();
-    std::vector<StagedLoads::StagedQuad> group;
+    StagedLoads::StagedQuads group;
     group.reserve(triples.size());
     if (batch->by_statement()) {
         TermDictionary::StatementMemo memo;

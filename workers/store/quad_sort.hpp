@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "workers/store/bulk_allocator.hpp"
 #include "workers/store/term_dictionary.hpp"
 
 namespace glassbox::store {
@@ -68,12 +69,13 @@ void radix_pass(std::span<const T> from, std::span<T> to, Key key, const RadixPl
 // Sorts `rows` stably by key, `scratch` serving as the other buffer of the passes; returns the
 // one that holds the result (rows or scratch, whichever the last pass wrote). `scratch` is
 // resized to rows.size() when a pass is needed.
-template <class T, class Key>
-std::vector<T>& stable_radix_sort(std::vector<T>& rows, std::vector<T>& scratch, Key key) {
+template <class T, class Allocator, class Key>
+std::vector<T, Allocator>& stable_radix_sort(std::vector<T, Allocator>& rows,
+                                             std::vector<T, Allocator>& scratch, Key key) {
     const RadixPlan plan = radix_plan(std::span<const T>(rows), key);
     if (plan.passes == 0) return rows;
     scratch.resize(rows.size());
-    std::array<std::vector<T>*, 2> buffers{&rows, &scratch};
+    std::array<std::vector<T, Allocator>*, 2> buffers{&rows, &scratch};
     for (unsigned pass = 0; pass < plan.passes; ++pass) {
         radix_pass(std::span<const T>(*buffers[pass % 2]), std::span<T>(*buffers[(pass + 1) % 2]),
                    key, plan, pass);
@@ -84,12 +86,12 @@ std::vector<T>& stable_radix_sort(std::vector<T>& rows, std::vector<T>& scratch,
 // Sorts `rows` (quads with a source: members s, p, o, g, src) by (s, p, o, g, src): stably by
 // subject in a few linear passes (none when they already come in subject order), then the quads
 // of each subject (a handful, most often) by the rest.
-template <class Row>
-void sort_spo(std::vector<Row>& rows) {
+template <class Row, class Allocator>
+void sort_spo(std::vector<Row, Allocator>& rows) {
     const auto by_s = [](const Row& q) { return q.s; };
     if (!std::is_sorted(rows.begin(), rows.end(),
                         [](const Row& a, const Row& b) { return a.s < b.s; })) {
-        std::vector<Row> scratch;
+        std::vector<Row, Allocator> scratch;
         if (&stable_radix_sort(rows, scratch, by_s) != &rows) rows.swap(scratch);
     }
     const auto rest_less = [](const Row& a, const Row& b) {
@@ -103,18 +105,21 @@ void sort_spo(std::vector<Row>& rows) {
     }
 }
 
+// Quads in one key order, in bulk memory (a commit's orders are tens of MB).
+using QuadRows = BulkVector<detail::Quad>;
+
 // Quads sorted into POS and OSP key order.
 struct SortedOrders {
-    std::vector<detail::Quad> pos;
-    std::vector<detail::Quad> osp;
+    QuadRows pos;
+    QuadRows osp;
 };
 
 // `rows` must be in SPO order (s, p, o, g). A stable sort by o keeps (s, p, g) among equal
 // objects: OSP order. A stable sort of that by p keeps (o, s, g) among equal predicates: POS
 // order. So each order is a radix sort by one key. Two buffers of rows.size() quads at most:
 // when predicate ids span more than one pass (2^16), POS is a comparison sort of a copy of OSP.
-inline SortedOrders sort_pos_and_osp(std::vector<detail::Quad> rows) {
-    std::vector<detail::Quad> other;
+inline SortedOrders sort_pos_and_osp(QuadRows rows) {
+    QuadRows other;
     auto& osp = stable_radix_sort(rows, other, [](const detail::Quad& q) { return q.o; });
     auto& pos = &osp == &rows ? other : rows;
     const auto by_p = [](const detail::Quad& q) { return q.p; };

@@ -300,7 +300,7 @@ Result<void> StagedLoads::retract_replaced_sources(
         });
         if (!named) return named.error();
     }
-    std::vector<StagedQuad> quads;
+    StagedQuads quads;
     auto st = db_.prepare("SELECT statements, quads FROM graph_staged_quads WHERE load = ?1");
     if (!st) return st.error();
     st->bind(1, load);
@@ -403,7 +403,7 @@ Result<std::uint64_t> StagedLoads::commit_staged_quads(
     std::string_view load, const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
     InsertCounts& counts, bool fresh) {
     std::uint64_t statements = 0;
-    std::vector<StagedQuad> group;
+    StagedQuads group;
     // Room for the largest group at once: growing it would copy every quad again (and double
     // its memory).
     auto most = largest_group(load);
@@ -430,8 +430,7 @@ Result<std::uint64_t> StagedLoads::commit_staged_quads(
 
 Result<std::uint64_t> StagedLoads::append_staged_batch(
     const storage::sql::Row& row, std::string_view load,
-    const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
-    std::vector<StagedQuad>& group) {
+    const std::unordered_map<std::int64_t, std::int64_t>& source_ids, StagedQuads& group) {
     const auto bytes = row.blob(1);
     if (bytes.size() % kStagedQuadBytes != 0 ||
         bytes.size() / kStagedQuadBytes != static_cast<std::uint64_t>(row.int64(0))) {
@@ -460,13 +459,14 @@ Result<std::uint64_t> StagedLoads::append_staged_batch(
 namespace {
 
 using StagedQuad = StagedLoads::StagedQuad;
+using StagedQuads = StagedLoads::StagedQuads;
 
 bool same_quad(const StagedQuad& a, const StagedQuad& b) {
     return a.s == b.s && a.p == b.p && a.o == b.o && a.g == b.g;
 }
 
 // The end of the run of quads equal to group[i] (the group is sorted).
-std::size_t run_end(const std::vector<StagedQuad>& group, std::size_t i) {
+std::size_t run_end(const StagedQuads& group, std::size_t i) {
     std::size_t end = i + 1;
     while (end < group.size() && same_quad(group[i], group[end])) ++end;
     return end;
@@ -474,8 +474,7 @@ std::size_t run_end(const std::vector<StagedQuad>& group, std::size_t i) {
 
 // Deduplicates the sorted group in place: the first of each run of equal quads (its lowest
 // source) stays. Returns the further sources of the kept quads: (index in the group, source).
-std::vector<std::pair<std::size_t, std::int64_t>> keep_first_of_each_run(
-    std::vector<StagedQuad>& group) {
+std::vector<std::pair<std::size_t, std::int64_t>> keep_first_of_each_run(StagedQuads& group) {
     std::vector<std::pair<std::size_t, std::int64_t>> links;
     std::size_t kept = 0;
     for (std::size_t i = 0; i < group.size();) {
@@ -492,12 +491,12 @@ std::vector<std::pair<std::size_t, std::int64_t>> keep_first_of_each_run(
 
 // The graph held no quad before: every quad of the group is new, and SPO is written from the
 // feed in one statement. The other two orders are sorted on a second core meanwhile (`orders`).
-Result<void> write_fresh_group(storage::sql::Connection& db, std::vector<StagedQuad>& group,
+Result<void> write_fresh_group(storage::sql::Connection& db, StagedQuads& group,
                                InsertCounts& counts, std::future<SortedOrders>& orders) {
     const auto links = keep_first_of_each_run(group);
     // The group is only read from here until `orders` is done (commit_group clears it after).
     orders = std::async(std::launch::async, [rows = std::span<const StagedQuad>(group)] {
-        std::vector<detail::Quad> added;
+        QuadRows added;
         added.reserve(rows.size());
         for (const auto& q : rows) added.push_back({q.s, q.p, q.o, q.g});
         return sort_pos_and_osp(std::move(added));
@@ -525,8 +524,8 @@ Result<void> write_fresh_group(storage::sql::Connection& db, std::vector<StagedQ
 
 // The graph held quads before: each quad is inserted unless present, and every source of it
 // other than its first is linked. The new quads go to `added`.
-Result<void> write_group(storage::sql::Connection& db, const std::vector<StagedQuad>& group,
-                         InsertCounts& counts, std::vector<detail::Quad>& added) {
+Result<void> write_group(storage::sql::Connection& db, const StagedQuads& group,
+                         InsertCounts& counts, QuadRows& added) {
     auto insert_quad = db.prepare(
         "INSERT INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT DO "
         "NOTHING");
@@ -562,7 +561,7 @@ Result<void> write_group(storage::sql::Connection& db, const std::vector<StagedQ
 // not stored, read by one statement per slice instead of an INSERT and a SELECT per quad (each a
 // round trip to the server).
 Result<std::vector<std::int64_t>> stored_first_sources(storage::sql::Connection& db,
-                                                       const std::vector<StagedQuad>& group) {
+                                                       const StagedQuads& group) {
     constexpr std::size_t kSlice = 20'000;
     static const std::string kSql =
         "SELECT f.k, q.src FROM unnest(?1::bigint[], ?2::bigint[], ?3::bigint[], ?4::bigint[]) "
@@ -599,13 +598,13 @@ Result<std::vector<std::int64_t>> stored_first_sources(storage::sql::Connection&
 // PostgreSQL's write_group: the same rows by a few statements per group. The group (sorted) is
 // deduplicated; the quads not stored are written to SPO from the feed and go to `added`; every
 // source of a quad other than its stored first one is linked, from the feed too.
-Result<void> write_group_by_sets(storage::sql::Connection& db, std::vector<StagedQuad>& group,
-                                 InsertCounts& counts, std::vector<detail::Quad>& added) {
+Result<void> write_group_by_sets(storage::sql::Connection& db, StagedQuads& group,
+                                 InsertCounts& counts, QuadRows& added) {
     auto links = keep_first_of_each_run(group);
     auto stored = stored_first_sources(db, group);
     if (!stored) return stored.error();
-    std::vector<StagedQuad> fresh;
-    std::vector<StagedQuad> linked;
+    StagedQuads fresh;
+    StagedQuads linked;
     for (std::size_t i = 0; i < group.size(); ++i) {
         const StagedQuad& q = group[i];
         if ((*stored)[i] == 0) {
@@ -620,7 +619,7 @@ Result<void> write_group_by_sets(storage::sql::Connection& db, std::vector<Stage
         if (source != ((*stored)[index] == 0 ? q.src : (*stored)[index]))
             linked.push_back({q.s, q.p, q.o, q.g, source});
     }
-    const auto feed_of = [](const std::vector<StagedQuad>& rows) {
+    const auto feed_of = [](const StagedQuads& rows) {
         return storage::Int64RowFeed{
             reinterpret_cast<const std::int64_t*>(rows.data()), rows.size(), 5, {0, 1, 2, 3, 4}};
     };
@@ -649,7 +648,7 @@ Result<void> write_group_by_sets(storage::sql::Connection& db, std::vector<Stage
 
 // One index order written from its sorted rows by one INSERT ... SELECT from the feed.
 Result<void> write_order(storage::sql::Connection& db, const std::string& insert,
-                         const std::vector<detail::Quad>& rows,
+                         const QuadRows& rows,
                          std::array<std::size_t, storage::kRowFeedColumns> column_at) {
     storage::Int64RowFeed feed{reinterpret_cast<const std::int64_t*>(rows.data()), rows.size(), 4,
                                column_at};
@@ -675,14 +674,13 @@ Result<void> write_order(storage::sql::Connection& db, const std::string& insert
 // then the new quads into POS and OSP, each sorted into its own key order and written by one
 // INSERT ... SELECT from the feed. When the graph held no quad before (`fresh`), no quad of the
 // group can be present, and SPO too is written from the feed.
-Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
-                                       bool fresh) {
+Result<void> StagedLoads::commit_group(StagedQuads& group, InsertCounts& counts, bool fresh) {
     // The feed reads both as arrays of int64 rows.
     static_assert(sizeof(StagedQuad) == 5 * sizeof(std::int64_t));
     static_assert(sizeof(detail::Quad) == 4 * sizeof(std::int64_t));
     if (group.empty()) return {};
     sort_spo(group);
-    std::vector<detail::Quad> added;
+    QuadRows added;
     // When the group is all new, sorting the new quads into POS and OSP order runs beside the
     // SPO writes; an early return waits for it (the future's destructor).
     std::future<SortedOrders> orders;

@@ -13,6 +13,7 @@
 #include "base/result.hpp"
 #include "schema/term.hpp"
 #include "storage/sql.hpp"
+#include "workers/store/bulk_allocator.hpp"
 #include "workers/store/graph_store.hpp"
 #include "workers/store/knowledge_change.hpp"
 #include "workers/store/term_batch.hpp"
@@ -46,12 +47,13 @@ public:
     struct StagedQuad {
         std::int64_t s, p, o, g, src;
     };
+    // A commit group's quads (up to staged_commit_group of them, 40 bytes each).
+    using StagedQuads = BulkVector<StagedQuad>;
 
     // Writes quads (any order, repeats allowed) into the graph, inside the caller's write
     // transaction: new ones to SPO, POS and OSP, every source of a fact other than its first as
     // a link; `counts.added` grows by the new ones. `fresh`: the graph holds no quad yet.
-    base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
-                                    bool fresh);
+    base::Result<void> commit_group(StagedQuads& group, InsertCounts& counts, bool fresh);
 
 private:
     base::Result<void> drop_stale_staging();
@@ -83,8 +85,7 @@ private:
     // source ids; returns the number of quads it held.
     static base::Result<std::uint64_t> append_staged_batch(
         const storage::sql::Row& row, std::string_view load,
-        const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
-        std::vector<StagedQuad>& group);
+        const std::unordered_map<std::int64_t, std::int64_t>& source_ids, StagedQuads& group);
 
     storage::sql::Connection& db_;
     TermDictionary& dictionary_;

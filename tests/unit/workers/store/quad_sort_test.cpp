@@ -171,10 +171,27 @@ TEST(QuadSortTest, PosAndOspOfQuadsInSpoOrderEqualComparisonSorts) {
         std::sort(osp.begin(), osp.end(), [](const detail::Quad& a, const detail::Quad& b) {
             return std::tie(a.o, a.s, a.p, a.g) < std::tie(b.o, b.s, b.p, b.g);
         });
-        const SortedOrders sorted = sort_pos_and_osp(quads);
-        EXPECT_EQ(sorted.pos, pos);
-        EXPECT_EQ(sorted.osp, osp);
+        const SortedOrders sorted = sort_pos_and_osp(QuadRows(quads.begin(), quads.end()));
+        EXPECT_EQ(std::vector<detail::Quad>(sorted.pos.begin(), sorted.pos.end()), pos);
+        EXPECT_EQ(std::vector<detail::Quad>(sorted.osp.begin(), sorted.osp.end()), osp);
     }
+}
+
+// The commit's buffers: past detail::kBulkMappingBytes a vector lives in its own mapping; it
+// grows, copies and sorts as any other (the sort's scratch of the same size comes from there too).
+TEST(QuadSortTest, SortSpoInBulkMemoryEqualsAComparisonSort) {
+    std::mt19937_64 rng(17);
+    const std::size_t n = detail::kBulkMappingBytes / sizeof(Staged) + 1'000;
+    auto quads = random_quads(rng, n, 300'000);
+    BulkVector<Staged> bulk;
+    for (const auto& q : quads) bulk.push_back(q);  // grows through small and mapped buffers
+    ASSERT_GE(bulk.capacity() * sizeof(Staged), detail::kBulkMappingBytes);
+    std::sort(quads.begin(), quads.end(), spo_less);
+    sort_spo(bulk);
+    EXPECT_TRUE(std::equal(bulk.begin(), bulk.end(), quads.begin(), quads.end()));
+    BulkVector<Staged> copy = bulk;
+    copy.resize(copy.size() + 10);  // left unwritten: only the first rows are compared
+    EXPECT_TRUE(std::equal(bulk.begin(), bulk.end(), copy.begin()));
 }
 
 }  // namespace
