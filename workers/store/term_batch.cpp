@@ -346,6 +346,8 @@ std::optional<TermBatch> TermBatch::read_plainly(std::string_view terms,
     if (schema::nquads_text_problem(terms)) return std::nullopt;
     TermBatch batch;
     std::vector<LineTerm> lines;
+    // One per line: reserved at once (growing it copied the lines again and again).
+    lines.reserve(static_cast<std::size_t>(std::count(terms.begin(), terms.end(), '\n')) + 1);
     if (!read_term_lines(terms, lines, batch.parsed_terms_)) return std::nullopt;
     constexpr std::uint32_t kNotYet = std::numeric_limits<std::uint32_t>::max();
     // Per term line: its index in terms_ once a statement has used it (terms no statement uses

@@ -21,9 +21,11 @@ std::size_t slots_for(std::size_t entries) {
 
 // ---- TermIdCache ---------------------------------------------------------------------------
 
-void TermIdCache::Generation::reset(std::size_t capacity) {
+void TermIdCache::Generation::reset(std::size_t capacity, std::size_t byte_budget) {
     slots_.assign(slots_for(capacity), Slot{});
     arena_.clear();
+    // The memory is only touched as entries come (a dictionary key is some 40-60 bytes).
+    arena_.reserve(std::min(byte_budget, capacity * (kEntryHeader + 128)));
     size_ = 0;
 }
 
@@ -87,7 +89,7 @@ std::optional<std::int64_t> TermIdCache::find(std::string_view key, std::uint64_
 void TermIdCache::put(std::string_view key, std::uint64_t hash, std::int64_t id) {
     if (capacity_ == 0 || id == 0 || key.size() > kMaxKeyBytes) return;
     if (!current_.allocated())
-        current_.reset(capacity_);  // on first use: an unused cache costs nothing
+        current_.reset(capacity_, byte_budget_);  // on first use: an unused cache costs nothing
     if (current_.size() >= capacity_ ||
         current_.key_bytes() + kEntryHeader + key.size() > byte_budget_)
         rotate();
@@ -96,7 +98,7 @@ void TermIdCache::put(std::string_view key, std::uint64_t hash, std::int64_t id)
 
 void TermIdCache::rotate() {
     std::swap(previous_, current_);
-    current_.reset(capacity_);
+    current_.reset(capacity_, byte_budget_);
 }
 
 void TermIdCache::clear() noexcept {

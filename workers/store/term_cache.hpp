@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "workers/store/bulk_allocator.hpp"
+
 namespace glassbox::store {
 
 // Dictionary key → term id, for keys already hashed (GraphStore's key_hash, well mixed). Two
@@ -38,7 +40,8 @@ public:
 private:
     class Generation {
     public:
-        void reset(std::size_t capacity);
+        // Room for `capacity` keys, their entries taking up to `byte_budget` bytes.
+        void reset(std::size_t capacity, std::size_t byte_budget);
         // The id stored for `key`, or 0.
         std::int64_t find(std::string_view key, std::uint64_t hash) const noexcept;
         void prefetch(std::uint64_t hash) const noexcept {
@@ -60,8 +63,10 @@ private:
             std::uint32_t offset = 0;
         };
         static std::uint32_t tag_of(std::uint64_t hash) noexcept;
-        std::vector<Slot> slots_;  // a power of two, at most half full
-        std::string arena_;
+        // Both in bulk memory, the arena reserved whole at reset: growing it by doubling copied
+        // every entry again and touched twice the memory (a first load fills a generation).
+        BulkVector<Slot> slots_;  // a power of two, at most half full
+        std::basic_string<char, std::char_traits<char>, BulkAllocator<char>> arena_;
         std::size_t size_ = 0;
     };
 
