@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "base/ascii.hpp"
 #include "base/fnv.hpp"
@@ -160,15 +161,13 @@ void collect_features(std::string_view text, Scratch& s) {
     }
 }
 
-}  // namespace
-
-std::vector<double> feature_vector(std::string_view text, std::uint32_t dim) {
-    if (dim == 0) return {};
-    thread_local Scratch scratch;  // reused buffers: no allocation per text once warm
-    collect_features(text, scratch);
-    std::vector<double> vector(dim, 0.0);
-    for (std::size_t kind = 0; kind < scratch.features.size(); ++kind) {
-        auto& hashes = scratch.features[kind];
+// Adds each distinct feature's signed weight into its bucket of `vector` (dim entries), kind by
+// kind and in sorted hash order: the one summation order every caller shares, so a bucket's sum is
+// the same bits whoever computes it. Each bucket added to is noted in `touched` when given.
+void add_features(Scratch& s, std::uint32_t dim, double* vector,
+                  std::vector<std::uint32_t>* touched) {
+    for (std::size_t kind = 0; kind < s.features.size(); ++kind) {
+        auto& hashes = s.features[kind];
         std::sort(hashes.begin(), hashes.end());  // equal features adjacent; a fixed sum order
         for (std::size_t i = 0; i < hashes.size();) {
             std::size_t j = i + 1;
@@ -179,9 +178,20 @@ std::vector<double> feature_vector(std::string_view text, std::uint32_t dim) {
                            : kKindWeight[kind] * (1.0 + std::log(static_cast<double>(count)));
             const auto slot = feature_slot(hashes[i], dim);
             vector[slot.bucket] += slot.sign * weight;
+            if (touched != nullptr) touched->push_back(slot.bucket);
             i = j;
         }
     }
+}
+
+}  // namespace
+
+std::vector<double> feature_vector(std::string_view text, std::uint32_t dim) {
+    if (dim == 0) return {};
+    thread_local Scratch scratch;  // reused buffers: no allocation per text once warm
+    collect_features(text, scratch);
+    std::vector<double> vector(dim, 0.0);
+    add_features(scratch, dim, vector.data(), nullptr);
     double norm = 0.0;
     for (const double x : vector) norm += x * x;
     // No features, or (in theory) signs cancelling to exactly zero: keep the zero vector.
@@ -190,6 +200,45 @@ std::vector<double> feature_vector(std::string_view text, std::uint32_t dim) {
         for (double& x : vector) x *= scale;
     }
     return vector;
+}
+
+std::vector<double> feature_cosines(std::string_view query, std::span<const std::string> texts,
+                                    std::uint32_t dim) {
+    std::vector<double> out(texts.size(), 0.0);
+    if (dim == 0) return out;
+    const std::vector<double> q = feature_vector(query, dim);
+    double qq = 0.0;
+    for (const double x : q) qq += x * x;
+    if (qq <= 0.0) return out;
+    thread_local Scratch scratch;
+    thread_local std::vector<double> buckets;  // all 0 between texts
+    thread_local std::vector<std::uint32_t> touched;
+    buckets.assign(dim, 0.0);
+    for (std::size_t t = 0; t < texts.size(); ++t) {
+        collect_features(texts[t], scratch);
+        touched.clear();
+        add_features(scratch, dim, buckets.data(), &touched);
+        // The dense loops run over every bucket in index order; a bucket never added to holds 0,
+        // and adding 0 (or a product with it, ±0) leaves a sum's bits as they were, so the
+        // buckets added to, in index order, give the same sums.
+        std::sort(touched.begin(), touched.end());
+        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+        double norm = 0.0;
+        for (const auto b : touched) norm += buckets[b] * buckets[b];
+        if (norm > 0.0) {
+            const double scale = 1.0 / std::sqrt(norm);
+            double dot = 0.0;
+            double tt = 0.0;
+            for (const auto b : touched) {
+                const double x = buckets[b] * scale;
+                dot += q[b] * x;
+                tt += x * x;
+            }
+            if (tt > 0.0) out[t] = dot / (std::sqrt(qq) * std::sqrt(tt));
+        }
+        for (const auto b : touched) buckets[b] = 0.0;
+    }
+    return out;
 }
 
 }  // namespace glassbox::text

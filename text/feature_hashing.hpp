@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +30,12 @@ inline constexpr std::uint32_t kDefaultFeatureHashingDim = 384;
 // A text with no features (empty, only punctuation) gives the zero vector: no division by a
 // zero norm, so never NaN; its cosine with anything is 0. A `dim` of 0 gives an empty vector.
 std::vector<double> feature_vector(std::string_view text, std::uint32_t dim);
+
+// cosine(feature_vector(query, dim), feature_vector(text, dim)) (similarity.hpp) of each of
+// `texts`, bit for bit, without a vector per text: only the buckets a text's features reach are
+// summed, in the dense loops' order (the other terms are zeros, which change no sum).
+std::vector<double> feature_cosines(std::string_view query, std::span<const std::string> texts,
+                                    std::uint32_t dim);
 
 struct FeatureSlot {
     std::uint32_t bucket = 0;

@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "base/log.hpp"
-#include "text/similarity.hpp"
 #include "workers/llm/json_variable.hpp"
 
 namespace glassbox::llm {
@@ -171,27 +170,25 @@ base::Result<std::vector<std::string>> concepts_of(const PromptInput& input) {
     return concepts;
 }
 
-// The cosine of the question and each edge's "s p o" from the caller's embed function; empty
-// when there is none or it failed (then the scoring is lexical only).
+// The cosine of the question and each edge's "s p o" from the caller's similarity function;
+// empty when there is none or it failed (then the scoring is lexical only).
 std::vector<double> embedding_similarity(const std::string& question,
                                          const std::vector<LabelledEdge>& edges,
                                          const GenerateOptions& options) {
-    std::vector<double> similarity;
-    if (!options.embed || edges.empty()) return similarity;
+    if (!options.similarity || edges.empty()) return {};
     std::vector<std::string> texts;
-    texts.reserve(edges.size() + 1);
-    texts.push_back(question);
-    for (const auto& e : edges) texts.push_back(e.s + " " + e.p + " " + e.o);
-    auto vectors = options.embed(texts);
-    if (vectors && vectors->size() == texts.size()) {
-        for (std::size_t i = 1; i < vectors->size(); ++i)
-            similarity.push_back(text::cosine((*vectors)[0], (*vectors)[i]));
-    } else {
-        warn_embeddings_unavailable(
-            vectors ? make_error(ErrorType::kUpstreamError, "wrong number of vectors")
-                    : vectors.error());
+    texts.reserve(edges.size());
+    for (const auto& e : edges) {
+        std::string& t = texts.emplace_back();
+        t.reserve(e.s.size() + e.p.size() + e.o.size() + 2);
+        t.append(e.s).append(1, ' ').append(e.p).append(1, ' ').append(e.o);
     }
-    return similarity;
+    auto similarity = options.similarity(question, texts);
+    if (similarity && similarity->size() == edges.size()) return std::move(similarity).value();
+    warn_embeddings_unavailable(
+        similarity ? make_error(ErrorType::kUpstreamError, "wrong number of vectors")
+                   : similarity.error());
+    return {};
 }
 
 // {list_key: [{"id": edge id, field: value}, …]}, one item per edge in order. Built member by

@@ -11,16 +11,15 @@ namespace glassbox::llm {
 // counts of the rendered prompt and of the answer. The template's prompt text is not read (a
 // user override changes nothing here but the token count); its variables are. Streams text
 // answers one sentence per piece. kInvalidRequest for a template other than the six it answers
-// (agent-completion included: it needs a model). kg-edge-scoring asks `embed` for "question" and
-// each "s p o" and blends the cosines in; when that fails it scores lexically only (logged once a
-// minute at most).
-// Bounded input: at most kMaxEdges edges (kg-edge-scoring, kg-edge-reasoning, kg-synthesis) and
-// kMaxConcepts concepts, else kInvalidRequest naming the bound; the graph-rag pipeline sends at
-// most 1,000 edges. Scoring and reasoning stop with kCancelled once the request is cancelled or
-// its deadline passes (GenerateOptions::cancelled, deadline).
-// With a `delay`, each answer waits that long first (a stand-in for a model's latency: demos,
-// tests of live views and of cancellation), checking every 10 ms for cancellation (kCancelled)
-// and the deadline (kTimeout).
+// (agent-completion included: it needs a model). kg-edge-scoring asks `similarity` for "question"
+// against each "s p o" and blends the cosines in; when that fails it scores lexically only (logged
+// once a minute at most). Bounded input: at most kMaxEdges edges (kg-edge-scoring,
+// kg-edge-reasoning, kg-synthesis) and kMaxConcepts concepts, else kInvalidRequest naming the
+// bound; the graph-rag pipeline sends at most 1,000 edges. Scoring and reasoning stop with
+// kCancelled once the request is cancelled or its deadline passes (GenerateOptions::cancelled,
+// deadline). With a `delay`, each answer waits that long first (a stand-in for a model's latency:
+// demos, tests of live views and of cancellation), checking every 10 ms for cancellation
+// (kCancelled) and the deadline (kTimeout).
 class ExtractiveProvider final : public Provider {
 public:
     static constexpr std::size_t kMaxEdges = 20'000;

@@ -11,6 +11,8 @@
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "text/builtin_embeddings.hpp"
+#include "text/feature_hashing.hpp"
+#include "text/similarity.hpp"
 #include "workers/llm/answer_contract.hpp"
 #include "workers/llm/json_schema.hpp"
 #include "workers/llm/llm_request.hpp"
@@ -133,22 +135,30 @@ Error map_provider_error(runtime::RequestContext& context, Error error) {
     return error;
 }
 
-EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOptions& options,
-                            EmbeddingsGate& gate) {
+// The cosines of the query and each text from the embeddings service's vectors (one call for
+// all), or computed here while its model is the built-in one.
+SimilarityFunction similarity_through(runtime::RequestContext& context,
+                                      const LlmServiceOptions& options, EmbeddingsGate& gate) {
     if (options.embeddings_service.empty()) return {};
-    return [&context, &options, &gate](const std::vector<std::string>& texts)
-               -> base::Result<std::vector<std::vector<double>>> {
+    return [&context, &options, &gate](
+               const std::string& query,
+               const std::vector<std::string>& texts) -> base::Result<std::vector<double>> {
         if (now_ms() < gate.closed_until_ms.load())
             return make_error(ErrorType::kServiceUnavailable,
                               "embeddings skipped after a recent failure");
-        // The vectors the service would compute, bit for bit (the same code and dimension).
+        // The cosines of the vectors the service would compute, bit for bit (the same code and
+        // dimension).
         if (const std::uint32_t dim = gate.builtin.dim_now(); dim > 0)
-            return text::feature_vectors(texts, dim);
+            return text::feature_cosines(query, texts, dim);
         const auto budget = std::min(options.embeddings_timeout, context.remaining() / 4);
         if (budget < kMinEmbeddingsBudget)
             return make_error(ErrorType::kDeadlineExceeded,
                               "too little time left to ask for embeddings");
-        auto result = context.call(options.embeddings_service, json{{"texts", texts}}, budget, {},
+        std::vector<std::string> asked;
+        asked.reserve(texts.size() + 1);
+        asked.push_back(query);
+        asked.insert(asked.end(), texts.begin(), texts.end());
+        auto result = context.call(options.embeddings_service, json{{"texts", asked}}, budget, {},
                                    runtime::FinalBody::kTextOnly);
         if (!result) {
             const bool missing = result.error().type == ErrorType::kUnknownService ||
@@ -161,7 +171,14 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
         auto response = schema::decode_text<schema::EmbeddingsResponse>(result->final_text);
         if (!response) return std::move(response).error();
         gate.builtin.saw(response->model, response->dim);
-        return std::move(response->vectors);
+        const auto& vectors = response->vectors;
+        if (vectors.size() != asked.size())
+            return make_error(ErrorType::kUpstreamError, "wrong number of vectors");
+        std::vector<double> cosines;
+        cosines.reserve(texts.size());
+        for (std::size_t i = 1; i < vectors.size(); ++i)
+            cosines.push_back(text::cosine(vectors[0], vectors[i]));
+        return cosines;
     };
 }
 
@@ -205,7 +222,7 @@ void handle(runtime::RequestContext& context, const TemplateSet& templates, Prov
             if (!shown.empty()) (void)context.send_partial(json{{"text", std::move(shown)}});
         };
     }
-    generate.embed = embed_through(context, options, gate);
+    generate.similarity = similarity_through(context, options, gate);
 
     auto completion = provider.generate(PromptInput{*t, request->variables, *rendered}, generate);
     if (!completion) {

@@ -33,9 +33,10 @@ struct Completion {
     std::uint64_t out_tokens = 0;
 };
 
-// Texts to vectors (the `embeddings` service), for providers that use similarity.
-using EmbedFunction =
-    std::function<base::Result<std::vector<std::vector<double>>>(const std::vector<std::string>&)>;
+// The cosine of `query` and each of `texts` in the `embeddings` service's vectors, in order, for
+// providers that use similarity.
+using SimilarityFunction = std::function<base::Result<std::vector<double>>(
+    const std::string& query, const std::vector<std::string>& texts)>;
 
 struct GenerateOptions {
     std::optional<Clock::time_point> deadline;  // never passed: the request's deadline
@@ -43,7 +44,7 @@ struct GenerateOptions {
     // Text templates with streaming asked for: called with each piece of the answer, in order;
     // the pieces concatenated equal Completion::text. Empty: no streaming.
     std::function<void(std::string_view)> on_text;
-    EmbedFunction embed;  // may be empty; a provider that uses it copes with its failure
+    SimilarityFunction similarity;  // may be empty; a provider that uses it copes with its failure
 };
 
 // Implementations are safe to call from many threads at once (the service runs N handlers).

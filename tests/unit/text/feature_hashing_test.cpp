@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "text/similarity.hpp"
 
@@ -55,6 +56,34 @@ TEST(FeatureHashing, SimilarTextsScoreHigher) {
     const auto near = feature_vector("Mexico City's football clubs", 384);
     const auto far = feature_vector("population of a river delta", 384);
     EXPECT_GT(cosine(q, near), cosine(q, far));
+}
+
+// feature_cosines is the dense cosine of the dense vectors, bit for bit (EXPECT_EQ on doubles):
+// the edge scores it feeds are rounded, and a last-bit difference could move one.
+TEST(FeatureHashing, CosinesAreTheDenseVectorsCosinesExactly) {
+    const std::vector<std::string> texts{
+        "Cruz Azul FC plays in league Liga MX",
+        "",
+        "?!.,;",
+        "Mexico City's football clubs",
+        "the the the the the the the the",
+        "Z\xC3\xBCrich Schweiz \xE2\x80\x94 Kanton",
+        "population of a river delta",
+        "Cruz Azul FC is a football club in Mexico City",
+        "a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3 4 5 6 7 8 9"};
+    for (const std::uint32_t dim : {1u, 7u, 64u, 384u}) {
+        for (const char* query : {"Which football club plays in Mexico City?", "", "the the"}) {
+            const auto q = feature_vector(query, dim);
+            const auto cosines = feature_cosines(query, texts, dim);
+            ASSERT_EQ(cosines.size(), texts.size());
+            for (std::size_t i = 0; i < texts.size(); ++i)
+                EXPECT_EQ(cosines[i], cosine(q, feature_vector(texts[i], dim)))
+                    << '"' << query << "\" / \"" << texts[i] << "\" dim " << dim;
+        }
+    }
+    EXPECT_GT(feature_cosines("football club in Mexico City", texts, 384)[7], 0.5);
+    EXPECT_EQ(feature_cosines("words", texts, 0), std::vector<double>(texts.size(), 0.0));
+    EXPECT_TRUE(feature_cosines("words", {}, 384).empty());
 }
 
 TEST(FeatureHashing, HashesArePinned) {
