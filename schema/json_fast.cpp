@@ -292,6 +292,10 @@ std::string encode_text(const TriplesBatchResponse& m) {
     out.reserve(64 + count * 160);
     {
         ObjectWriter object(out);
+        if (m.counts) {
+            append_array(object.key("counts"), *m.counts,
+                         [](std::string& o, std::uint32_t n) { append_uint(o, n); });
+        }
         if (m.labels) {
             append_array(object.key("labels"), *m.labels, [](std::string& o, const auto& names) {
                 append_array(o, names, [](std::string& o2, const std::string& n) {
@@ -612,6 +616,15 @@ base::Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string
         if (key == "labels") {
             auto& lists = m.labels.emplace();
             return seen.first(2) && r.array([&] { return read_strings(r, lists.emplace_back()); });
+        }
+        if (key == "counts") {
+            auto& counts = m.counts.emplace();
+            return seen.first(4) && r.array([&] {
+                std::uint64_t n = 0;
+                if (!r.uint(n) || n > 0xFFFF'FFFFu) return false;  // the tree's error
+                counts.push_back(static_cast<std::uint32_t>(n));
+                return true;
+            });
         }
         if (key != "results") return r.skip();
         return seen.first(1) && r.array([&] { return read_triples(r, m.results.emplace_back()); });

@@ -260,6 +260,11 @@ struct TriplesQueryBatch {
     // Also answer the labels of every matched triple's terms (TriplesBatchResponse::labels), as
     // the `labels` operation gives them: graph RAG's traversal needs no labels request of its own.
     bool labels = false;
+    // Answer at most this many of each pattern's matches (the first, in the store's order: a
+    // prefix of what `limit` alone answers), and each pattern's count of matches up to `limit`
+    // (TriplesBatchResponse::counts): a caller that keeps only some of them still learns which
+    // patterns filled `limit`. Absent: every match up to `limit`, no counts.
+    std::optional<std::uint32_t> rows{};
     bool operator==(const TriplesQueryBatch&) const = default;
 };
 
@@ -273,6 +278,9 @@ struct TriplesResponse {
 struct TriplesBatchResponse {
     std::vector<std::vector<Triple>> results;
     std::optional<std::vector<std::vector<std::string>>> labels{};  // none unless asked
+    // With TriplesQueryBatch::rows: counts[i] is patterns[i]'s number of matches up to `limit`
+    // (results[i] holds the first `rows` of them).
+    std::optional<std::vector<std::uint32_t>> counts{};
     bool operator==(const TriplesBatchResponse&) const = default;
 };
 

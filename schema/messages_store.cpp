@@ -22,9 +22,11 @@ GLASSBOX_FIELDS(TriplePattern, field("s", &T::s), field("p", &T::p), field("o", 
 GLASSBOX_FIELDS(TriplesQuery, field("s", &T::s), field("p", &T::p), field("o", &T::o),
                 field("g", &T::g), field("limit", &T::limit), field("collection", &T::collection))
 GLASSBOX_FIELDS(TriplesQueryBatch, field("patterns", &T::patterns), field("limit", &T::limit),
-                field("collection", &T::collection), field("labels", &T::labels))
+                field("collection", &T::collection), field("labels", &T::labels),
+                field("rows", &T::rows))
 GLASSBOX_FIELDS(TriplesResponse, field("triples", &T::triples))
-GLASSBOX_FIELDS(TriplesBatchResponse, field("results", &T::results), field("labels", &T::labels))
+GLASSBOX_FIELDS(TriplesBatchResponse, field("results", &T::results), field("labels", &T::labels),
+                field("counts", &T::counts))
 GLASSBOX_FIELDS(EmbeddingsRequest, field("texts", &T::texts))
 GLASSBOX_FIELDS(EmbeddingsResponse, field("vectors", &T::vectors), field("model", &T::model),
                 field("dim", &T::dim))

@@ -100,6 +100,10 @@ std::string encode_store_request(std::string_view op, const TriplesQueryBatch& m
     request_key(out, "patterns");
     request_array(out, m.patterns,
                   [&out](const TriplePattern& pattern) { request_pattern(out, pattern); });
+    if (m.rows) {
+        request_key(out, "rows");
+        request_uint(out, *m.rows);
+    }
     out += '}';
     return out;
 }

@@ -52,20 +52,22 @@ bool skip_other(JsonCursor& r, std::string_view, JsonKeys&) { return r.skip(); }
 
 bool read_triples_batch(std::string_view text, TriplesQueryBatch& out) {
     out = TriplesQueryBatch{};
-    enum : unsigned { kLimit = kFirstFreeKey, kLabels = kFirstFreeKey << 1 };
+    enum : unsigned { kLimit = kFirstFreeKey, kLabels = kFirstFreeKey << 1, kRows = kLimit << 2 };
     const auto patterns = [&](JsonCursor& r) {
         return r.array([&] { return read_pattern_text(r, out.patterns.emplace_back()); });
     };
+    // An unsigned 32-bit field; beyond its range: false, the tree's error.
+    const auto read_u32 = [](JsonCursor& r, std::uint32_t& value) {
+        std::uint64_t n = 0;
+        if (!r.uint(n) || n > std::numeric_limits<std::uint32_t>::max()) return false;
+        value = static_cast<std::uint32_t>(n);
+        return true;
+    };
     const auto other = [&](JsonCursor& r, std::string_view key, JsonKeys& keys) {
         if (key == "labels") return keys.first(kLabels) && r.boolean(out.labels);
+        if (key == "rows") return keys.first(kRows) && read_u32(r, out.rows.emplace());
         if (key != "limit") return r.skip();
-        std::uint64_t limit = 0;
-        if (!keys.first(kLimit) || !r.uint(limit) ||
-            limit > std::numeric_limits<std::uint32_t>::max()) {
-            return false;  // beyond the field's range: the tree's error
-        }
-        out.limit = static_cast<std::uint32_t>(limit);
-        return true;
+        return keys.first(kLimit) && read_u32(r, out.limit);
     };
     return read_request_text(text, "triples-batch", out.collection, "patterns", patterns, other);
 }

@@ -408,6 +408,7 @@ private:
                 (*kb)->graph().match_batch(q.patterns, q.limit, &budget, q.labels ? &ids : nullptr);
             if (!matched) return std::move(matched).error();
             reply.results = std::move(matched).value();
+            if (q.rows) keep_rows(reply, ids, *q.rows);
             if (q.labels && !budget.exhausted()) {
                 auto labels =
                     labels_of_results((*kb)->graph(), reply.results, ids, budget.bytes_left);
@@ -424,6 +425,21 @@ private:
                                    "ask with a lower limit or fewer patterns per request");
         }
         return schema::encode_text(reply);
+    }
+
+    // triples-batch's `rows`: each result's count of matches (up to the limit) in the reply, and
+    // only its first `rows` matches kept (their ids too: the labels are read for those alone).
+    static void keep_rows(schema::TriplesBatchResponse& reply,
+                          std::vector<std::vector<std::int64_t>>& ids, std::uint32_t rows) {
+        auto& counts = reply.counts.emplace();
+        counts.reserve(reply.results.size());
+        for (std::size_t i = 0; i < reply.results.size(); ++i) {
+            auto& result = reply.results[i];
+            counts.push_back(static_cast<std::uint32_t>(result.size()));
+            if (result.size() <= rows) continue;
+            result.resize(rows);
+            if (i < ids.size()) ids[i].resize(std::size_t{3} * rows);
+        }
     }
 
     // triples-batch's labels: three per triple of each result (subject, predicate, object), from

@@ -283,22 +283,38 @@ TEST(JsonFast, LlmResponseDecodesAsTheTreeDecoderDoes) {
     }
 }
 
-TEST(JsonFast, TriplesBatchLabelsEncodeAndDecodeAsTheTreeCodecs) {
+TEST(JsonFast, TriplesBatchLabelsAndCountsEncodeAndDecodeAsTheTreeCodecs) {
     TriplesBatchResponse batch{{sample_triples(2, 1), {}}};
     batch.labels = std::vector<std::vector<std::string>>{
         {"Earth", "related to", "a \"quoted\" name", "x", "y", "\xC3\xA9t\xC3\xA9"}, {}};
-    const auto text = encode_text(batch);
-    EXPECT_EQ(text, dump(encode(batch)));
-    EXPECT_EQ(text.rfind(R"({"labels":[["Earth",)", 0), 0u) << text;
-    expect_same_decode<TriplesBatchResponse>(text);
-    auto decoded = decode_text<TriplesBatchResponse>(text);
-    ASSERT_TRUE(decoded.ok()) << decoded.error().describe();
-    EXPECT_EQ(*decoded, batch);
-    // Absent, or null, is no labels; a label that is not a string is the tree decoder's error.
+    // The counts of a request with `rows` come first, as dump() orders the keys.
+    for (const bool counted : {false, true}) {
+        if (counted) batch.counts = std::vector<std::uint32_t>{30, 0};
+        const auto text = encode_text(batch);
+        EXPECT_EQ(text, dump(encode(batch)));
+        EXPECT_EQ(
+            text.rfind(
+                counted ? R"({"counts":[30,0],"labels":[["Earth",)" : R"({"labels":[["Earth",)", 0),
+            0u)
+            << text;
+        expect_same_decode<TriplesBatchResponse>(text);
+        auto decoded = decode_text<TriplesBatchResponse>(text);
+        ASSERT_TRUE(decoded.ok()) << decoded.error().describe();
+        EXPECT_EQ(*decoded, batch);
+    }
+    // Absent, or null, is no labels and no counts; a label that is not a string, or a count
+    // that is not a 32-bit unsigned integer, is the tree decoder's error.
     auto plain = decode_text<TriplesBatchResponse>(R"({"results":[[]]})");
     ASSERT_TRUE(plain.ok());
     EXPECT_FALSE(plain->labels.has_value());
-    expect_same_decode<TriplesBatchResponse>(R"({"labels":null,"results":[[]]})");
+    EXPECT_FALSE(plain->counts.has_value());
+    for (const std::string text :
+         {R"({"labels":null,"results":[[]]})", R"({"counts":null,"results":[[]]})",
+          R"({"counts":[4294967295],"results":[[]]})", R"({"counts":[4294967296],"results":[[]]})",
+          R"({"counts":[-1],"results":[[]]})", R"({"counts":[1.5],"results":[[]]})",
+          R"({"counts":["1"],"results":[[]]})"}) {
+        expect_same_decode<TriplesBatchResponse>(text);
+    }
     auto wrong = decode_text<TriplesBatchResponse>(R"({"labels":[[1]],"results":[[]]})");
     ASSERT_FALSE(wrong.ok());
     EXPECT_EQ(wrong.error().type, base::ErrorType::kDecodeError);

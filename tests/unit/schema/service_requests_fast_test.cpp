@@ -111,6 +111,7 @@ TEST(ServiceRequestsFast, TriplesBatchIsWrittenAsTheTreePathWritesIt) {
         batch.limit = static_cast<std::uint32_t>(v * 50);
         batch.collection = v % 4 == 0 ? tricky_strings()[v % 11] : "default";
         batch.labels = v % 2 == 0;
+        if (v % 3 == 1) batch.rows = static_cast<std::uint32_t>(v * 2);
         for (std::size_t i = 0; i < v * 3; ++i) {
             TriplePattern pattern;
             // Every subset of the four positions.
@@ -130,6 +131,13 @@ TEST(ServiceRequestsFast, TriplesBatchIsWrittenAsTheTreePathWritesIt) {
         R"({"collection":"c","labels":true,"limit":10,"op":"triples-batch","patterns":[{}]})");
     EXPECT_EQ(encode_store_request("triples-batch", one_empty),
               tree_request("triples-batch", one_empty));
+    TriplesQueryBatch some_rows = one_empty;
+    some_rows.rows = 0;
+    EXPECT_EQ(encode_store_request("triples-batch", some_rows),
+              R"({"collection":"c","labels":true,"limit":10,"op":"triples-batch","patterns":[{}],)"
+              R"("rows":0})");
+    EXPECT_EQ(encode_store_request("triples-batch", some_rows),
+              tree_request("triples-batch", some_rows));
 }
 
 TEST(ServiceRequestsFast, FactSourcesAndLabelsAreWrittenAsTheTreePathWritesThem) {

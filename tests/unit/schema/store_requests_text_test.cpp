@@ -164,6 +164,12 @@ TEST(StoreRequestsText, GraphRagsBodiesReadAsTheTreeDecodesThem) {
     shapes.patterns.emplace_back();
     EXPECT_TRUE(batch_agrees(client_body(shapes, "triples-batch")));
     EXPECT_TRUE(batch_agrees(client_body(TriplesQueryBatch{}, "triples-batch")));
+    TriplesQueryBatch some_rows = frontier_batch(3);
+    some_rows.rows = 7;
+    EXPECT_TRUE(batch_agrees(client_body(some_rows, "triples-batch")));
+    TriplesQueryBatch read_rows;
+    ASSERT_TRUE(read_triples_batch(client_body(some_rows, "triples-batch"), read_rows));
+    EXPECT_EQ(read_rows, some_rows);
     EXPECT_TRUE(sources_agrees(client_body(FactSourcesRequest{}, "fact-sources")));
     EXPECT_TRUE(labels_agrees(client_body(LabelsRequest{}, "labels")));
 }
@@ -180,6 +186,8 @@ TEST(StoreRequestsText, KeysInAnyOrderUnknownOnesSkippedWhitespaceAllowed) {
              R"({"op":"triples-batch","patterns":[{"o":{"v":"x","t":"l","ln":"en",)"
              R"("dt":"http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"}}]})",
              R"({"op":"triples-batch","patterns":[{"s":{"t":"\u0069","i":"urn:\u00e9"}}]})",
+             R"({"op":"triples-batch","rows":4294967295,"patterns":[]})",
+             R"({"op":"triples-batch","rows":0,"limit":3,"patterns":[]})",
          }) {
         EXPECT_TRUE(batch_agrees(text)) << text;
     }
@@ -228,6 +236,10 @@ TEST(StoreRequestsText, WhatTheTreeReadsDifferentlyOrRefusesIsLeftToIt) {
             R"({"op":"triples-batch","limit":4294967296})",
             R"({"op":"triples-batch","limit":18446744073709551616})",
             R"({"op":"triples-batch","limit":05})",
+            R"({"op":"triples-batch","rows":null})",
+            R"({"op":"triples-batch","rows":-1})",
+            R"({"op":"triples-batch","rows":4294967296})",
+            R"({"op":"triples-batch","rows":"5"})",
             R"({"op":"triples-batch","labels":1})",
             R"({"op":"triples-batch","labels":"true"})",
             R"({"op":"triples-batch","collection":5})",
@@ -240,6 +252,7 @@ TEST(StoreRequestsText, WhatTheTreeReadsDifferentlyOrRefusesIsLeftToIt) {
             // duplicate and escaped keys
             R"({"op":"triples-batch","op":"triples-batch"})",
             R"({"op":"triples-batch","limit":1,"limit":2})",
+            R"({"op":"triples-batch","rows":1,"rows":2})",
             R"({"op":"triples-batch","patterns":[],"patterns":[]})",
             R"({"op":"triples-batch","p\u0061tterns":[]})",
             R"({"op":"triples-batch","patterns":[{"s":{"t":"i","i":"a"},"s":{"t":"i","i":"b"}}]})",

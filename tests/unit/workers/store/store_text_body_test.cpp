@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/store_requests_text.hpp"
 #include "schema/vector_query_text.hpp"
@@ -257,6 +258,47 @@ std::string client_body(const Request& request, std::string_view op) {
     return schema::dump(body);
 }
 
+// triples-batch with `rows`: each result the first `rows` of what the limit alone answers, with
+// their labels, and each pattern's count of matches up to the limit.
+TEST_F(StoreTextBodyTest, ATriplesBatchWithRowsAnswersAPrefixAndEachPatternsCount) {
+    std::string nquads = "<urn:a> <http://www.w3.org/2000/01/rdf-schema#label> \"Alpha\" .\n";
+    for (int i = 0; i < 6; ++i) nquads += "<urn:a> <urn:p> <urn:n" + std::to_string(i) + "> .\n";
+    nquads += "<urn:b> <urn:p> <urn:a> .\n";
+    const json load{{"op", "load-triples"}, {"source", {{"uri", "urn:f"}}}, {"nquads", nquads}};
+    ASSERT_EQ(call(load.dump())["added"], 8);
+    const auto a = schema::iri("urn:a");
+    schema::TriplesQueryBatch batch{
+        {{a, {}, {}, ""}, {{}, {}, a, ""}, {schema::iri("urn:none"), {}, {}, ""}}, 5, "", true};
+    auto whole = schema::decode_text<schema::TriplesBatchResponse>(
+        reply_text(client_body(batch, "triples-batch")));
+    ASSERT_TRUE(whole.ok());
+    EXPECT_FALSE(whole->counts.has_value());
+    for (const std::uint32_t rows : {0u, 2u, 5u, 9u}) {
+        SCOPED_TRACE(rows);
+        batch.rows = rows;
+        for (const auto& body : {client_body(batch, "triples-batch"),
+                                 as_tree_body(client_body(batch, "triples-batch"))}) {
+            auto cut = schema::decode_text<schema::TriplesBatchResponse>(reply_text(body));
+            ASSERT_TRUE(cut.ok());
+            ASSERT_TRUE(cut->counts.has_value());
+            EXPECT_EQ(*cut->counts, (std::vector<std::uint32_t>{5, 1, 0}));
+            ASSERT_EQ(cut->results.size(), 3u);
+            ASSERT_TRUE(cut->labels.has_value());
+            for (std::size_t i = 0; i < 3; ++i) {
+                const auto n = std::min<std::size_t>(rows, whole->results[i].size());
+                EXPECT_EQ(cut->results[i],
+                          std::vector<schema::Triple>(
+                              whole->results[i].begin(),
+                              whole->results[i].begin() + static_cast<std::ptrdiff_t>(n)));
+                EXPECT_EQ((*cut->labels)[i],
+                          std::vector<std::string>(
+                              (*whole->labels)[i].begin(),
+                              (*whole->labels)[i].begin() + static_cast<std::ptrdiff_t>(3 * n)));
+            }
+        }
+    }
+}
+
 // Graph RAG's other reads (triples-batch, fact-sources, labels) read from the body's text (issue
 // 33): the reply of the tree path byte for byte, and every error of the tree path, type and
 // message, for bodies as graph RAG writes them, unusual ones the readers leave to the tree, and
@@ -285,6 +327,9 @@ TEST_F(StoreTextBodyTest, GraphRagsReadsFromTheirTextAnswerAsTheTreeDoes) {
                                     "",
                                     true};
     std::vector<std::string> bodies{client_body(batch, "triples-batch")};
+    batch.rows = 1;
+    bodies.push_back(client_body(batch, "triples-batch"));
+    batch.rows.reset();
     batch.labels = false;
     batch.limit = 1;
     bodies.push_back(client_body(batch, "triples-batch"));
