@@ -59,6 +59,8 @@ constexpr std::uint32_t kPrefilterStarShare = 6;
 // The same two shares for a question asking for a list ("who are the children of X"): its
 // answers are one star, and each one left out is an answer missing.
 constexpr std::uint32_t kListStarShare = 2;
+// Traversal: rows asked of each pattern beyond its share of a hop's room (rows_to_ask).
+constexpr std::size_t kRowsMargin = 4;
 
 struct Seed {
     Term entity;
@@ -362,8 +364,11 @@ private:
             std::size_t first_general = 0;
             const auto patterns = frontier_patterns(walk.frontier, first_general);
             // The labels come with the edges: the focus step asks for none.
-            auto matches = calls_->triples_batch(patterns, query_.triple_limit, true);
+            auto matches = calls_->triples_batch(patterns, query_.triple_limit, true,
+                                                 rows_to_ask(patterns.size()));
             if (!matches) return matches.error();
+            if (auto r = complete_cut_patterns(walk, patterns, *matches, first_general); !r)
+                return r;
             if (auto r = check_cancel(); !r) return r;
             if (!matches->labelled) labels_complete_ = false;
             walk.frontier = take_edges(walk, *matches, first_general, hop);
@@ -441,49 +446,35 @@ private:
         auto& results = matches.results;
         std::vector<FrontierNode> next;
         std::vector<std::size_t> cursor(results.size(), 0);
-        for (const auto& [from, to] :
-             {std::pair{std::size_t{0}, first_general}, std::pair{first_general, results.size()}}) {
-            bool progress = true;
-            while (progress && subgraph_.size() < query_.max_subgraph_size) {
-                progress = false;
-                for (std::size_t r = from; r < to && subgraph_.size() < query_.max_subgraph_size;
-                     ++r) {
-                    if (take_next_edge(walk, r, results[r], cursor[r], hop, next)) {
-                        if (matches.labelled) keep_labels(matches.labels[r], cursor[r] - 1);
-                        progress = true;
-                    }
-                }
-            }
-        }
+        round_robin(results.size(), first_general, [&](std::size_t r) {
+            // A pattern that filled triple_limit is a hub's: one of many alike edges.
+            const bool hub = matches.counts[r] >= query_.triple_limit;
+            if (!take_next_edge(walk, r, results[r], cursor[r], hop, hub, next)) return false;
+            if (matches.labelled) keep_labels(matches.labels[r], cursor[r] - 1);
+            return true;
+        });
         return next;
     }
 
-    // Takes the next edge of pattern `r`'s `list` from `cursor` that is new and not a label;
-    // false when the list has none left.
+    // Takes the next edge of pattern `r`'s `list` from `cursor` that is new and not a label
+    // (`hub`: the pattern filled triple_limit); false when the list has none left.
     bool take_next_edge(Walk& walk, std::size_t r, std::vector<Triple>& list, std::size_t& cursor,
-                        std::uint32_t hop, std::vector<FrontierNode>& next) {
-        while (cursor < list.size()) {
-            Triple& t = list[cursor++];
-            // Labels name nodes (the labels step reads them); they are not facts to rank.
-            if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
-            const EdgeIds ids{terms_.id(t.s), terms_.id(t.p), terms_.id(t.o)};
-            if (!walk.edges.insert(ids).second) continue;
-            const std::size_t c = walk.frontier[r / 2].concept_index;
-            const Term& other = r % 2 == 0 ? t.o : t.s;
-            const TermId here = r % 2 == 0 ? ids.s : ids.o;
-            const TermId there = r % 2 == 0 ? ids.o : ids.s;
-            if (expandable(other) && reach_first(walk, there)) {
-                next.push_back(FrontierNode{other, c, list.size() < query_.triple_limit});
-            }
-            const auto mask = concept_bit(c) | seed_mask(there);
-            at_id(reach_, here) |= mask;
-            at_id(reach_, there) |= mask;
-            t.graph.reset();
-            subgraph_.push_back(
-                FoundEdge{std::move(t), ids, c, hop, list.size() >= query_.triple_limit});
-            return true;
-        }
-        return false;
+                        std::uint32_t hop, bool hub, std::vector<FrontierNode>& next) {
+        const auto ids = next_new_edge(list, cursor, walk.edges);
+        if (!ids) return false;
+        Triple& t = list[cursor - 1];
+        const std::size_t c = walk.frontier[r / 2].concept_index;
+        const Term& other = r % 2 == 0 ? t.o : t.s;
+        const TermId here = r % 2 == 0 ? ids->s : ids->o;
+        const TermId there = r % 2 == 0 ? ids->o : ids->s;
+        if (expandable(other) && reach_first(walk, there))
+            next.push_back(FrontierNode{other, c, !hub});
+        const auto mask = concept_bit(c) | seed_mask(there);
+        at_id(reach_, here) |= mask;
+        at_id(reach_, there) |= mask;
+        t.graph.reset();
+        subgraph_.push_back(FoundEdge{std::move(t), *ids, c, hop, hub});
+        return true;
     }
 
     // The labels the store gave with the edge just taken, `index` of its pattern's list (three
@@ -495,6 +486,104 @@ private:
             auto& label = at_id(term_labels_, parts[k]);
             if (!label) label = std::move(names[3 * index + k]);
         }
+    }
+
+    // The matches a hop's round-robin can take of one pattern: the remaining room shared by the
+    // patterns, plus kRowsMargin for the rows it passes over (labels, edges already met) and
+    // for room the patterns with fewer matches leave to the others. A pattern that still runs
+    // out while it has more matches is asked again for all of them (complete_cut_patterns):
+    // the hop takes the same edges either way, and most replies are several times smaller.
+    // nullopt: triple_limit rows leave nothing to save.
+    std::optional<std::uint32_t> rows_to_ask(std::size_t patterns) const {
+        const std::size_t room = query_.max_subgraph_size - subgraph_.size();
+        const std::size_t rows = (room + patterns - 1) / patterns + kRowsMargin;
+        if (rows >= query_.triple_limit) return std::nullopt;
+        return static_cast<std::uint32_t>(rows);
+    }
+
+    // The patterns whose answer the store cut (fewer rows than matches) and that this hop's
+    // round-robin would read past their last row (take_edges run on the edges' ids alone),
+    // asked again for every match, until none is left short. Afterwards the hop takes from
+    // `matches` exactly what it would take from complete answers.
+    base::Result<void> complete_cut_patterns(const Walk& walk,
+                                             const std::vector<schema::TriplePattern>& patterns,
+                                             ServiceCalls::Matches& matches,
+                                             std::size_t first_general) {
+        for (;;) {
+            const auto short_ones = cut_short(walk, matches, first_general);
+            if (short_ones.empty()) return {};
+            std::vector<schema::TriplePattern> again;
+            for (const auto r : short_ones) again.push_back(patterns[r]);
+            auto full = calls_->triples_batch(again, query_.triple_limit, matches.labelled);
+            if (!full) return full.error();
+            if (matches.labelled && !full->labelled) matches.labelled = false;
+            for (std::size_t k = 0; k < short_ones.size(); ++k) {
+                const auto r = short_ones[k];
+                matches.results[r] = std::move(full->results[k]);
+                matches.counts[r] = full->counts[k];
+                if (matches.labelled) matches.labels[r] = std::move(full->labels[k]);
+            }
+            if (!matches.labelled) matches.labels.clear();
+        }
+    }
+
+    // The patterns a round-robin over `matches` reads past the last row of while they have
+    // more matches (their count above their rows), in pattern order.
+    std::vector<std::size_t> cut_short(const Walk& walk, const ServiceCalls::Matches& matches,
+                                       std::size_t first_general) {
+        const auto& results = matches.results;
+        std::vector<std::size_t> short_ones;
+        bool cut = false;
+        for (std::size_t r = 0; r < results.size(); ++r)
+            cut = cut || results[r].size() < matches.counts[r];
+        if (!cut) return short_ones;
+        auto seen = walk.edges;
+        std::vector<std::size_t> cursor(results.size(), 0);
+        std::vector<char> is_short(results.size(), 0);
+        round_robin(results.size(), first_general, [&](std::size_t r) {
+            if (next_new_edge(results[r], cursor[r], seen)) return true;
+            if (results[r].size() < matches.counts[r]) is_short[r] = 1;
+            return false;
+        });
+        for (std::size_t r = 0; r < results.size(); ++r)
+            if (is_short[r]) short_ones.push_back(r);
+        return short_ones;
+    }
+
+    // A hop's round-robin: one edge per pattern and round while the subgraph has room, first
+    // over the patterns [0, first_general), then over the rest; take(r) takes pattern r's next
+    // edge, false when it has none left.
+    template <typename Take>
+    void round_robin(std::size_t patterns, std::size_t first_general, Take take) const {
+        const std::size_t room = query_.max_subgraph_size - subgraph_.size();
+        std::size_t taken = 0;
+        for (const auto& [from, to] :
+             {std::pair{std::size_t{0}, first_general}, std::pair{first_general, patterns}}) {
+            bool progress = true;
+            while (progress && taken < room) {
+                progress = false;
+                for (std::size_t r = from; r < to && taken < room; ++r) {
+                    if (take(r)) {
+                        ++taken;
+                        progress = true;
+                    }
+                }
+            }
+        }
+    }
+
+    // The ids of the next row of `list` from `cursor` that is an edge not in `seen` (now in it);
+    // nullopt when the list has none left. Labels name nodes (the labels step reads them); they
+    // are not facts to rank.
+    std::optional<EdgeIds> next_new_edge(const std::vector<Triple>& list, std::size_t& cursor,
+                                         std::unordered_set<EdgeIds, EdgeIdsHash>& seen) {
+        while (cursor < list.size()) {
+            const Triple& t = list[cursor++];
+            if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
+            const EdgeIds ids{terms_.id(t.s), terms_.id(t.p), terms_.id(t.o)};
+            if (seen.insert(ids).second) return ids;
+        }
+        return std::nullopt;
     }
 
     static std::uint32_t concept_bit(std::size_t c) { return std::uint32_t{1} << c; }

@@ -190,7 +190,8 @@ base::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entiti
 }
 
 base::Result<ServiceCalls::Matches> ServiceCalls::triples_batch(
-    const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit, bool with_labels) {
+    const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit, bool with_labels,
+    std::optional<std::uint32_t> rows) {
     // Patterns per request: patterns × limit rows within store_batch_rows (limit 0 counts as
     // the store's default of 10,000), at least one.
     const std::uint64_t rows_per_pattern = limit == 0 ? 10'000 : limit;
@@ -207,8 +208,8 @@ base::Result<ServiceCalls::Matches> ServiceCalls::triples_batch(
         // The largest replies of a query: decoded from their text without a JSON tree.
         constexpr std::string_view kOp = "triples-batch";
         auto reply = timed_call(
-            store_text_call(
-                kOp, schema::TriplesQueryBatch{std::move(part), limit, collection_, with_labels}),
+            store_text_call(kOp, schema::TriplesQueryBatch{std::move(part), limit, collection_,
+                                                           with_labels, rows}),
             kOp);
         if (!reply) return std::move(reply).error();
         auto decoded = schema::decode_text<schema::TriplesBatchResponse>(reply->final_text);
@@ -217,6 +218,14 @@ base::Result<ServiceCalls::Matches> ServiceCalls::triples_batch(
             return make_error(ErrorType::kUpstreamError,
                               "store answered " + std::to_string(decoded->results.size()) +
                                   " results for " + std::to_string(last - first) + " patterns");
+        }
+        if (decoded->counts) {
+            if (auto r = check_counts(*decoded); !r) return r.error();
+            matches.counts.insert(matches.counts.end(), decoded->counts->begin(),
+                                  decoded->counts->end());
+        } else {
+            for (const auto& list : decoded->results)
+                matches.counts.push_back(static_cast<std::uint32_t>(list.size()));
         }
         if (!decoded->labels) matches.labelled = false;
         if (matches.labelled) {
@@ -241,6 +250,23 @@ base::Result<void> ServiceCalls::check_labels(const schema::TriplesBatchResponse
             return make_error(ErrorType::kUpstreamError,
                               "store answered " + std::to_string((*reply.labels)[i].size()) +
                                   " labels for the " + std::to_string(reply.results[i].size()) +
+                                  " triples of result " + std::to_string(i));
+        }
+    }
+    return {};
+}
+
+base::Result<void> ServiceCalls::check_counts(const schema::TriplesBatchResponse& reply) const {
+    if (reply.counts->size() != reply.results.size()) {
+        return make_error(ErrorType::kUpstreamError,
+                          "store answered " + std::to_string(reply.counts->size()) +
+                              " counts for " + std::to_string(reply.results.size()) + " results");
+    }
+    for (std::size_t i = 0; i < reply.results.size(); ++i) {
+        if ((*reply.counts)[i] < reply.results[i].size()) {
+            return make_error(ErrorType::kUpstreamError,
+                              "store answered a count of " + std::to_string((*reply.counts)[i]) +
+                                  " for the " + std::to_string(reply.results[i].size()) +
                                   " triples of result " + std::to_string(i));
         }
     }

@@ -54,14 +54,18 @@ public:
     // The matches of each pattern (results[i] for patterns[i]); with `with_labels`, the labels
     // of their terms too, in the same requests (labels[i]: subject, predicate and object of each
     // triple of results[i], as `labels` names them), unless the store gave none (one from before
-    // the option: `labelled` false, and the caller asks `labels`).
+    // the option: `labelled` false, and the caller asks `labels`). With `rows`, results[i] holds
+    // at most the first `rows` matches (a store from before the option answers them all), and
+    // counts[i] is always patterns[i]'s number of matches up to `limit`.
     struct Matches {
         std::vector<std::vector<schema::Triple>> results;
         std::vector<std::vector<std::string>> labels;
+        std::vector<std::uint32_t> counts;
         bool labelled = false;
     };
     base::Result<Matches> triples_batch(const std::vector<schema::TriplePattern>& patterns,
-                                        std::uint32_t limit, bool with_labels = false);
+                                        std::uint32_t limit, bool with_labels = false,
+                                        std::optional<std::uint32_t> rows = std::nullopt);
     base::Result<std::vector<std::string>> labels(const std::vector<schema::Term>& terms);
     base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources(
         const std::vector<schema::Triple>& triples);
@@ -89,8 +93,10 @@ private:
     // bytes, no tree built), its FINAL handed back as text only for a tree-free decoder.
     template <typename Request>
     runtime::CallSpec store_text_call(std::string_view op, const Request& request) const;
-    // A triples-batch reply's labels: one list per result, three labels per triple.
+    // A triples-batch reply's labels: one list per result, three labels per triple; its counts:
+    // one per result, none below the result's size.
     base::Result<void> check_labels(const schema::TriplesBatchResponse& reply) const;
+    base::Result<void> check_counts(const schema::TriplesBatchResponse& reply) const;
     base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources_reply(
         const runtime::CallResult& called, std::size_t facts) const;
     // context.call_all with the calls' time logged at debug level (component "rag").

@@ -13,6 +13,7 @@
 #include "tests/support/cruz_azul_graph.hpp"
 #include "tests/support/rag_cluster_suite.hpp"
 #include "text/feature_hashing.hpp"
+#include "workers/rag/graph_rag_service.hpp"
 
 namespace glassbox::rag::testing {
 namespace {
@@ -791,6 +792,111 @@ TEST(RagServiceBuiltinEmbeddings, TheBuiltinModelsVectorsAreComputedInTheWorkerW
                 << "without the gate the service is asked";
         }
     }
+}
+
+// What a graph-rag run found and kept, for comparing two runs: the edge count, the explored
+// edges in traversal order with their hops, the kept edges in order with their scores, and the
+// FINAL's answer and text.
+std::vector<std::string> walk_and_answer(const std::vector<StreamReply>& replies) {
+    std::vector<std::string> out;
+    EXPECT_FALSE(replies.empty());
+    if (replies.empty() || terminal(replies).kind != bus::ReplyKind::kFinal) return out;
+    const auto messages = explains(replies);
+    const auto triples = all_triples(messages);
+    const auto run = schema::explain::RunUris::from_uri(messages.at(0).session);
+    EXPECT_TRUE(run);
+    if (!run) return out;
+    const auto part = [&](const Term& node, std::string_view p) {
+        const auto found = objects(triples, node.as_iri().value, p);
+        return found.size() == 1 ? schema::to_ntriples(found.front()) : std::string("?");
+    };
+    const auto edge = [&](const Term& node) {
+        return part(node, vocab::kRdfSubject) + " " + part(node, vocab::kRdfPredicate) + " " +
+               part(node, vocab::kRdfObject);
+    };
+    out.push_back("edges " +
+                  std::to_string(integer_of(triples, run->exploration(), vocab::kEdgeCount)));
+    for (const auto& e : objects(triples, run->exploration(), vocab::kExploredEdgeProperty))
+        out.push_back("explored " + edge(e) + " hop " + part(e, vocab::kHop));
+    for (const auto& e : objects(triples, run->focus(), vocab::kSelectedEdge))
+        out.push_back("kept " + edge(e) + " score " + part(e, vocab::kScore));
+    const json& body = terminal(replies).body;
+    out.push_back(body.value("answer", std::string()) + "\n" + body.value("response", ""));
+    return out;
+}
+
+// The triples-batch requests a store proxy passed on, and how many asked for some rows only.
+struct TriplesBatches {
+    std::atomic<int> requests{0};
+    std::atomic<int> with_rows{0};
+};
+
+// A `store` in front of the real one that passes every request on, counting the triples-batch
+// ones; with `strip_rows`, a store from before the `rows` option: it answers every match.
+runtime::Handler store_proxy(std::shared_ptr<TriplesBatches> seen, bool strip_rows) {
+    return [seen, strip_rows](runtime::RequestContext& context) {
+        json body = context.body();
+        if (body.value("op", "") == "triples-batch") {
+            ++seen->requests;
+            if (body.contains("rows")) ++seen->with_rows;
+            if (strip_rows) body.erase("rows");
+        }
+        auto called = context.call("store", body, std::chrono::milliseconds{0}, {},
+                                   runtime::FinalBody::kTextOnly);
+        if (!called) {
+            (void)context.fail(called.error());
+            return;
+        }
+        (void)context.reply_text(std::move(called->final_text));
+    };
+}
+
+// The traversal asks the store for the rows a hop can take of each pattern (the hop's room
+// shared out, a margin beside), and for every match of the patterns that run out while they
+// have more: the walk, the kept edges and the answer are those of a store answering every
+// match. Here the second hop's room (50 edges over 20 patterns) is mostly taken by two spokes:
+// one with 40 edges (a hub: it fills triple_limit) and one with 20.
+TEST(RagServiceTraversalRows, AHopAsksOnlyTheRowsItTakesAndWalksAsWithEveryMatch) {
+    std::string graph =
+        "<urn:g:harbor> <http://www.w3.org/2000/01/rdf-schema#label> \"Harbor Hub\" .\n";
+    for (int i = 0; i < 10; ++i) {
+        const std::string spoke = "<urn:g:spoke" + std::to_string(i) + ">";
+        graph += "<urn:g:harbor> <urn:g:links> " + spoke + " .\n";
+        graph += spoke + " <http://www.w3.org/2000/01/rdf-schema#label> \"Spoke " +
+                 std::to_string(i) + "\" .\n";
+        const int parts = i == 0 ? 40 : i == 1 ? 20 : 1;
+        for (int k = 0; k < parts; ++k) {
+            graph += spoke + " <urn:g:has_part> <urn:g:part" + std::to_string(i) + "_" +
+                     std::to_string(k) + "> .\n";
+        }
+    }
+    RagConfig config;
+    config.store_service = "store-watched";
+    RagCluster cluster(config);
+    cluster.load_triples("kg", kGraphSource, graph);
+    auto asked = std::make_shared<TriplesBatches>();
+    auto before = std::make_shared<TriplesBatches>();
+    cluster.add_worker("store-watched", store_proxy(asked, false));
+    cluster.add_worker("store-before-rows", store_proxy(before, true));
+    RagConfig every_match = config;
+    every_match.store_service = "store-before-rows";
+    cluster.add_worker("graph-rag-every-match", make_graph_rag_handler(every_match));
+
+    const json request{{"query", "What does Harbor Hub link to?"},
+                       {"collection", "kg"},
+                       {"max_path_length", 2},
+                       {"max_subgraph_size", 60},
+                       {"streaming", false}};
+    const auto cut = walk_and_answer(cluster.request("graph-rag", request));
+    const auto whole = walk_and_answer(cluster.request("graph-rag-every-match", request));
+    ASSERT_FALSE(whole.empty());
+    EXPECT_EQ(whole.front(), "edges 60");
+    EXPECT_EQ(cut, whole);
+    // Hop 1 asks every match (its room is larger than triple_limit); hop 2 asks 7 rows of each
+    // pattern, then every match of the two spokes that run out.
+    EXPECT_EQ(asked->with_rows.load(), 1);
+    EXPECT_EQ(asked->requests.load(), 3);
+    EXPECT_EQ(before->requests.load(), 2);
 }
 
 }  // namespace
