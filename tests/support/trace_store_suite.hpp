@@ -48,6 +48,16 @@ protected:
         ASSERT_TRUE(db.ok()) << db.error().describe();
         ASSERT_TRUE((*db)->exec(sql).ok());
     }
+    // Every stored triple as N-Quads, the way `traces export` writes them.
+    std::string exported() {
+        std::string nquads;
+        auto counts = store_->export_nquads(std::nullopt, std::nullopt, [&](std::string_view l) {
+            nquads += l;
+            return true;
+        });
+        EXPECT_TRUE(counts.ok()) << counts.error().describe();
+        return nquads;
+    }
     BatchOutcome store(const std::vector<schema::ExplainMessage>& messages,
                        std::int64_t received_ms) {
         std::vector<Delivery> batch;

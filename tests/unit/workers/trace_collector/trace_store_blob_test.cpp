@@ -37,15 +37,6 @@ protected:
         auto n = q->first([](const storage::Row& row) { return row.int64(0); });
         return n.ok() && *n ? **n : -1;
     }
-    std::string exported() {
-        std::string nquads;
-        auto counts = store_->export_nquads(std::nullopt, std::nullopt, [&](std::string_view l) {
-            nquads += l;
-            return true;
-        });
-        EXPECT_TRUE(counts.ok()) << counts.error().describe();
-        return nquads;
-    }
     void reopen() {
         store_.reset();
         auto opened = TraceStore::open(dir_ / "traces.db", OpenMode::kReadWrite, config_);

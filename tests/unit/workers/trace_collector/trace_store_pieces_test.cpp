@@ -49,15 +49,6 @@ protected:
         EXPECT_TRUE(outcome.ok()) << outcome.error().describe();
         return outcome.ok() ? *outcome : BatchOutcome{};
     }
-    std::string exported() {
-        std::string nquads;
-        auto counts = store_->export_nquads(std::nullopt, std::nullopt, [&](std::string_view l) {
-            nquads += l;
-            return true;
-        });
-        EXPECT_TRUE(counts.ok()) << counts.error().describe();
-        return nquads;
-    }
     // The first bytes of each stored event's blob of `run`, in hex, by seq (SQLite's file).
     std::vector<std::string> blob_heads(const FakeRun& run) {
         auto db = storage::Database::open(dir_ / "traces.db", storage::OpenOptions{});
