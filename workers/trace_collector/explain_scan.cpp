@@ -291,7 +291,8 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
             });
         }
         if (k == "explain_terms") {
-            return keys.first(kTerms) && in.array([&] { return scan_dictionary_term(in, out.terms); });
+            return keys.first(kTerms) &&
+                   in.array([&] { return scan_dictionary_term(in, out.terms); });
         }
         if (k == "session") return iri_field(kSession, out.session);
         if (k == "seq") return keys.first(kSeq) && in.uint(out.seq);

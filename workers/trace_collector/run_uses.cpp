@@ -134,8 +134,9 @@ void UseScan::see(const ScannedTriple& t, std::string& scratch) {
         schema::Term object;
         if (!schema::read_json_term(cursor, object) || object.is_triple()) return;
         Parts& parts = parts_[node];
-        (p == v::kRdfSubject ? parts.s : p == v::kRdfPredicate ? parts.p : parts.o) =
-            std::move(object);
+        (p == v::kRdfSubject     ? parts.s
+         : p == v::kRdfPredicate ? parts.p
+                                 : parts.o) = std::move(object);
     } else if ((p == v::kSourceDocument || p == v::kSourceChunk) && iri_object) {
         if (chosen_.count(t.s.value.str()) == 0) return;
         add(p == v::kSourceDocument ? use_kind::kDocument : use_kind::kChunk, t.o.value.str());

@@ -916,8 +916,8 @@ private:
     // The id resolve(value) gives a literal term's value when it is long enough for `texts`.
     template <typename Resolve>
     static Result<std::optional<std::int64_t>> long_text(const ScannedTerm& term,
-                                                        std::size_t threshold, std::string& scratch,
-                                                        Resolve& resolve) {
+                                                         std::size_t threshold,
+                                                         std::string& scratch, Resolve& resolve) {
         if (term.kind != ScannedKind::kLiteral || term.value.raw.size() <= threshold)
             return std::optional<std::int64_t>{};
         const std::string_view value = term.value.value(scratch);

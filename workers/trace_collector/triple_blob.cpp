@@ -45,8 +45,8 @@ std::optional<std::uint64_t> get_varint(std::string_view in, std::size_t& at) {
 // The skippable frame (zstd's magic 0x184D2A50, 4 bytes of content) before the zstd frame of a
 // blob of pieces: its content is the layout's number, 2, as a little-endian 32-bit word. A
 // blob of records starts with the zstd frame itself (0x28 0xB5 0x2F 0xFD).
-constexpr std::array<unsigned char, 12> kPiecesTag = {0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0,
-                                                      2,    0,    0,    0};
+constexpr std::array<unsigned char, 12> kPiecesTag = {0x50, 0x2a, 0x4d, 0x18, 4, 0,
+                                                      0,    0,    2,    0,    0, 0};
 
 Error damaged(std::string why) {
     return make_error(ErrorType::kInternal, "damaged triples blob: " + std::move(why));
@@ -61,7 +61,6 @@ void TripleBlobWriter::FreeContext::operator()(ZSTD_CCtx_s* context) const noexc
 void TripleBlobReader::FreeContext::operator()(ZSTD_DCtx_s* context) const noexcept {
     ZSTD_freeDCtx(context);
 }
-
 
 void append_triple_record(std::string& out, std::string_view graph, std::string_view o,
                           std::string_view p, std::string_view s) {
@@ -151,8 +150,9 @@ Result<std::string_view> TripleBlobWriter::finish() {
     }
     compressed_.resize(at + ZSTD_compressBound(content.size()));
     if (pieces_) std::memcpy(compressed_.data(), kPiecesTag.data(), kPiecesTag.size());
-    const std::size_t size = ZSTD_compress2(context_.get(), compressed_.data() + at,
-                                            compressed_.size() - at, content.data(), content.size());
+    const std::size_t size =
+        ZSTD_compress2(context_.get(), compressed_.data() + at, compressed_.size() - at,
+                       content.data(), content.size());
     if (ZSTD_isError(size) != 0)
         return make_error(ErrorType::kInternal,
                           std::string("zstd compression failed: ") + ZSTD_getErrorName(size));

@@ -179,8 +179,9 @@ TEST(TripleBlob, PiecesReadBackAsTheRecordsTheyStandFor) {
         EXPECT_EQ(record.size(), triple_record_size(g.size(), o.size(), pr.size(), s.size()));
         expected.push_back({text, record});
     }
-    EXPECT_EQ(expected[0].triple,
-              R"({"g":"urn:g","o":{"t":"l","v":""},"p":{"i":"urn:p","t":"i"},"s":{"t":"i","i":"urn:a"}})");
+    EXPECT_EQ(
+        expected[0].triple,
+        R"({"g":"urn:g","o":{"t":"l","v":""},"p":{"i":"urn:p","t":"i"},"s":{"t":"i","i":"urn:a"}})");
     TripleBlobReader reader;
     auto read = reader.decode(bytes_of(packed), 3);
     ASSERT_TRUE(read.ok()) << read.error().describe();
