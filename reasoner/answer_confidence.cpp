@@ -62,12 +62,15 @@ base::Result<Calibrator> calibrator_of(const std::string& name, const json& engi
     }
     if (std::any_of(c.scale.begin(), c.scale.end(), [](double s) { return !(s > 0.0); }))
         return make_error(ErrorType::kInvalidRequest, "every \"scale\" must be positive");
-    if (const auto u = engine.find("unanswered"); u != engine.end()) {
+    for (auto [key, into] :
+         {std::pair{"unanswered", &c.unanswered}, std::pair{"withheld", &c.withheld}}) {
+        const auto u = engine.find(key);
+        if (u == engine.end()) continue;
         if (!u->is_object() || !u->contains("probability") || !(*u)["probability"].is_number() ||
             !((*u)["probability"].get<double>() >= 0.0 && (*u)["probability"].get<double>() <= 1.0))
             return make_error(ErrorType::kInvalidRequest,
-                              "\"unanswered\" needs a \"probability\" from 0 to 1");
-        c.unanswered = (*u)["probability"].get<double>();
+                              std::string("\"") + key + "\" needs a \"probability\" from 0 to 1");
+        *into = (*u)["probability"].get<double>();
     }
     if (const auto w = engine.find("withhold_below"); w != engine.end()) {
         if (!w->is_number() || !(w->get<double>() >= 0.0 && w->get<double>() <= 1.0))
@@ -127,13 +130,19 @@ Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& featu
         return std::abs(a.effect) > std::abs(b.effect);
     });
     out.probability = 1.0 / (1.0 + std::exp(-logit));
-    const auto answered = std::find_if(features.begin(), features.end(),
-                                       [](const auto& f) { return f.name == "answered"; });
-    if (calibrator.unanswered && answered != features.end() && answered->value == 0.0) {
-        out.probability = *calibrator.unanswered;
-        out.effects.clear();  // the regression did not score it
-        out.effects.push_back({"answered", 0.0, 0.0});
-    }
+    const auto flag = [&](std::string_view name) {
+        const auto it = std::find_if(features.begin(), features.end(),
+                                     [&](const auto& f) { return f.name == name; });
+        return it == features.end() ? std::optional<double>() : it->value;
+    };
+    if (flag("answered") != 0.0) return out;
+    // Without a short answer the regression does not score it: its kind's observed rate does.
+    const bool withheld = calibrator.withheld && flag("withheld") == 1.0;
+    if (!withheld && !calibrator.unanswered) return out;
+    out.probability = withheld ? *calibrator.withheld : *calibrator.unanswered;
+    out.effects.clear();
+    out.effects.push_back({"answered", 0.0, 0.0});
+    if (withheld) out.effects.push_back({"withheld", 1.0, 0.0});
     return out;
 }
 

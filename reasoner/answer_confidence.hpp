@@ -33,6 +33,10 @@ struct Calibrator {
     // are few in a fit's data, so they get their own observed rate, not the regression's
     // extrapolation. nullopt: the regression applies to them too.
     std::optional<double> unanswered;
+    // The probability of an answer whose short answer was withheld (withhold_below; its features
+    // say "withheld" 1): its text was written around a weak candidate, so it is less often right
+    // than one that found no short answer. nullopt: `unanswered` applies to it too.
+    std::optional<double> withheld;
     // Below this probability the engine withholds its short answer and gives the passages alone,
     // whose first sentence then stands as the answer (document RAG; ops/fit-calibrator sets it
     // where, on held-out folds, no withheld answer was even partly right). nullopt: never.
@@ -64,7 +68,8 @@ const Calibrator* shipped_calibrator(std::string_view engine);
 
 // The answer's confidence by `calibrator`; a feature the calibrator names but `features` lacks
 // counts at its mean (no effect), and features it does not name are ignored. An answer whose
-// "answered" feature is 0 gets the calibrator's unanswered probability when it has one.
+// "answered" feature is 0 gets the calibrator's withheld probability when its "withheld" feature
+// is 1 and the calibrator has one, else its unanswered probability when it has one.
 Confidence calibrate(const Calibrator& calibrator, const EvidenceFeatures& features);
 
 // What a question says about the answer it expects, from its words alone (the extractive

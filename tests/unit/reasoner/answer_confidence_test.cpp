@@ -73,6 +73,36 @@ TEST(AnswerConfidenceTest, AnAnswerWithoutAShortAnswerGetsItsOwnRate) {
         "mean": [], "scale": [], "weight": [], "bias": 0, "unanswered": {"probability": 2}}}})"));
 }
 
+TEST(AnswerConfidenceTest, AWithheldAnswerGetsTheRateOfWithheldAnswers) {
+    auto parsed = parse_calibrators(R"({"version": "v", "engines": {"document-rag": {
+        "features": ["yes_no"], "mean": [0.1], "scale": [0.3], "weight": [3.0], "bias": 1.0,
+        "unanswered": {"probability": 0.42, "questions": 10},
+        "withheld": {"probability": 0.16, "questions": 15}}}})");
+    ASSERT_TRUE(parsed) << parsed.error().describe();
+    const auto& c = parsed->front();
+    ASSERT_EQ(c.withheld, 0.16);
+    // Withheld: its own rate, and the trace says why.
+    const auto withheld = calibrate(c, {{"answered", 0.0}, {"withheld", 1.0}});
+    EXPECT_DOUBLE_EQ(withheld.probability, 0.16);
+    ASSERT_EQ(withheld.effects.size(), 2u);
+    EXPECT_EQ(withheld.effects[1].name, "withheld");
+    // None found: the rate of those; a short answer: the regression.
+    EXPECT_DOUBLE_EQ(calibrate(c, {{"answered", 0.0}, {"withheld", 0.0}}).probability, 0.42);
+    EXPECT_DOUBLE_EQ(calibrate(c, {{"answered", 0.0}}).probability, 0.42);
+    EXPECT_GT(calibrate(c, {{"answered", 1.0}, {"withheld", 0.0}, {"yes_no", 1.0}}).probability,
+              0.9);
+    // A file without the withheld rate: withheld answers get the unanswered one, as before.
+    auto pooled = parse_calibrators(R"({"version": "v", "engines": {"document-rag": {
+        "features": [], "mean": [], "scale": [], "weight": [], "bias": 0,
+        "unanswered": {"probability": 0.25}}}})");
+    ASSERT_TRUE(pooled);
+    EXPECT_FALSE(pooled->front().withheld);
+    EXPECT_DOUBLE_EQ(calibrate(pooled->front(), {{"answered", 0.0}, {"withheld", 1.0}}).probability,
+                     0.25);
+    EXPECT_FALSE(parse_calibrators(R"({"version": "v", "engines": {"x": {"features": [],
+        "mean": [], "scale": [], "weight": [], "bias": 0, "withheld": {"probability": -1}}}})"));
+}
+
 TEST(AnswerConfidenceTest, AWithholdingThresholdIsReadAndBounded) {
     const auto parse = [](std::string_view withhold) {
         const std::string head = R"({"version": "v", "engines": {"document-rag": {

@@ -471,10 +471,10 @@ TEST(AnswerEvidenceTest, AShortAnswerBelowTheShippedThresholdIsWithheldAndTheTex
         const auto f = by_name(measured);
         EXPECT_EQ(f.at("answered"), 0.0);
         EXPECT_EQ(f.at("withheld"), 1.0);
-        // Its confidence is then that of an answer without a short answer.
-        if (calibrator->unanswered) {
-            EXPECT_DOUBLE_EQ(reasoner::calibrate(*calibrator, measured).probability,
-                             *calibrator->unanswered);
+        // Its confidence is then that of a withheld answer (else of one without a short answer).
+        if (const auto rate =
+                calibrator->withheld ? calibrator->withheld : calibrator->unanswered) {
+            EXPECT_DOUBLE_EQ(reasoner::calibrate(*calibrator, measured).probability, *rate);
         }
     }
     // A yes/no answer is never withheld.
