@@ -404,6 +404,26 @@ MatchOrder match_order(const BoundPattern& b) {
     return {};
 }
 
+// The WHERE clause of a pattern (match_sql's and count_sql's) and its placeholders, numbered
+// in the order the bound positions come (bind_pattern's order), with no gap: PostgreSQL cannot
+// type a parameter the statement does not use.
+std::string match_where(const BoundPattern& b, int& placeholders) {
+    std::string where;
+    const auto add = [&](bool bound, const char* condition, bool numbered) {
+        if (!bound) return;
+        where += where.empty() ? " WHERE " : " AND ";
+        where += condition;
+        if (numbered) where += std::to_string(++placeholders);
+    };
+    add(b.s.has_value(), "q.s = ?", true);
+    add(b.p.has_value(), "q.p = ?", true);
+    add(b.o.has_value(), "q.o = ?", true);
+    add(b.g.has_value(), "q.g = ?", true);
+    // Lets the planner use the partial GSPO index, which holds named graphs only.
+    add(b.g.has_value() && *b.g != 0, "q.g != 0", false);
+    return where;
+}
+
 std::string match_sql(const BoundPattern& b, bool limited, storage::sql::Dialect dialect) {
     const auto [table, order] = match_order(b);
     std::string sql = "SELECT q.s, q.p, q.o, q.g, t.kind, t.value, t.qualifier";
@@ -420,27 +440,21 @@ std::string match_sql(const BoundPattern& b, bool limited, storage::sql::Dialect
             " AS q JOIN graph_terms AS t ON t.id = q.o JOIN graph_terms AS ts ON ts.id = q.s JOIN "
             "graph_terms AS tp ON tp.id = q.p";
     }
-    // Placeholders numbered in the order the bound positions come (bind_pattern's order), with
-    // no gap: PostgreSQL cannot type a parameter the statement does not use.
-    std::string where;
     int placeholders = 0;
-    const auto add = [&](bool bound, const char* condition, bool numbered) {
-        if (!bound) return;
-        where += where.empty() ? " WHERE " : " AND ";
-        where += condition;
-        if (numbered) where += std::to_string(++placeholders);
-    };
-    add(b.s.has_value(), "q.s = ?", true);
-    add(b.p.has_value(), "q.p = ?", true);
-    add(b.o.has_value(), "q.o = ?", true);
-    add(b.g.has_value(), "q.g = ?", true);
-    // Lets the planner use the partial GSPO index, which holds named graphs only.
-    add(b.g.has_value() && *b.g != 0, "q.g != 0", false);
-    sql += where;
+    sql += match_where(b, placeholders);
     sql += " ORDER BY ";
     sql += order;
     if (limited) sql += " LIMIT ?" + std::to_string(placeholders + 1);
     return sql;
+}
+
+// The number of a pattern's matches up to a limit (the last placeholder), read from the key
+// order's table alone: no term joined, no row decoded.
+std::string count_sql(const BoundPattern& b) {
+    int placeholders = 0;
+    const std::string where = match_where(b, placeholders);
+    return std::string("SELECT count(*) FROM (SELECT 1 FROM ") + match_order(b).table + " AS q" +
+           where + " LIMIT ?" + std::to_string(placeholders + 1) + ")";
 }
 
 // The term whose kind, value and qualifier are the row's columns first.. first + 2; nullopt for
@@ -585,10 +599,14 @@ Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& patte
 
 Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(
     std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern,
-    MatchBudget* budget, std::vector<std::vector<std::int64_t>>* ids) {
+    MatchBudget* budget, std::vector<std::vector<std::int64_t>>* ids, FirstRows* first_rows) {
     storage::sql::ReadScope snapshot(db_);  // every pattern read from one snapshot, one read lock
+    if (first_rows != nullptr) {
+        first_rows->counts.clear();
+        first_rows->counts.reserve(patterns.size());
+    }
     if (db_.dialect() != storage::sql::Dialect::kSqlite)
-        return match_batch_by_sets(patterns, limit_per_pattern, budget, ids);
+        return match_batch_by_sets(patterns, limit_per_pattern, budget, ids, first_rows);
     std::vector<std::vector<Triple>> results;
     results.reserve(patterns.size());
     if (ids != nullptr) {
@@ -599,8 +617,10 @@ Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(
         if (budget != nullptr && budget->should_stop && budget->should_stop())
             budget->stopped = true;
         if (budget != nullptr && budget->exhausted()) break;
-        auto found = match_rows(pattern, limit_per_pattern, budget,
-                                ids != nullptr ? &ids->emplace_back() : nullptr);
+        auto found = match_rows(
+            pattern, limit_per_pattern, budget, ids != nullptr ? &ids->emplace_back() : nullptr,
+            first_rows != nullptr ? &first_rows->counts.emplace_back() : nullptr,
+            first_rows != nullptr ? first_rows->rows : kMaxMatchLimit);
         if (!found) return found.error();
         results.push_back(std::move(*found));
     }
@@ -632,12 +652,26 @@ Result<std::optional<BoundPattern>> bind_ids(const schema::TriplePattern& patter
     return std::optional<BoundPattern>{b};
 }
 
+// A pattern's number of matches up to `limit` (count_sql).
+Result<std::uint32_t> count_matches(storage::sql::Connection& db, const BoundPattern& b,
+                                    std::uint32_t limit) {
+    auto st = db.prepare(count_sql(b));
+    if (!st) return st.error();
+    st->bind(bind_pattern(*st, b), static_cast<std::int64_t>(limit));
+    auto n = st->first([](const storage::sql::Row& row) { return row.int64(0); });
+    if (!n) return n.error();
+    return static_cast<std::uint32_t>(n->value_or(0));
+}
+
 }  // namespace
 
 Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& pattern,
                                                    std::uint32_t limit, MatchBudget* budget,
-                                                   std::vector<std::int64_t>* ids) {
+                                                   std::vector<std::int64_t>* ids,
+                                                   std::uint32_t* count, std::uint32_t rows) {
     if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
+    const std::uint32_t decoded = std::min(rows, limit);
+    if (count != nullptr) *count = 0;
     auto bound = bind_ids(
         pattern, [this](const Term& t) { return dictionary_.lookup_id(t); },
         [this](const std::string& g) { return dictionary_.lookup_graph(g); });
@@ -647,7 +681,7 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     auto st = db_.prepare(match_sql(**bound, true, db_.dialect()));
     if (!st) return st.error();
     const int limit_at = bind_pattern(*st, **bound);
-    st->bind(limit_at, static_cast<std::int64_t>(limit));
+    st->bind(limit_at, static_cast<std::int64_t>(decoded));
     RowMemo memo;
     auto read = st->each([&](const storage::sql::Row& row) -> Result<bool> {
         auto triple = decode_row(row, pattern, memo);
@@ -674,6 +708,14 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
         return true;
     });
     if (!read) return read.error();
+    if (count == nullptr) return out;
+    *count = static_cast<std::uint32_t>(out.size());
+    // Cut at `rows`: the matches past them up to the limit are counted, not decoded.
+    if (out.size() == decoded && decoded < limit && (budget == nullptr || !budget->exhausted())) {
+        auto counted = count_matches(db_, **bound, limit);
+        if (!counted) return counted.error();
+        *count = *counted;
+    }
     return out;
 }
 
@@ -721,11 +763,20 @@ std::vector<std::vector<Triple>> within_budget(std::vector<std::vector<Triple>>&
     return results;
 }
 
+// match_batch's `first_rows` on PostgreSQL: each pattern's count of quads (all read, up to
+// the limit), then its first `rows` kept.
+void keep_first_rows(std::vector<std::vector<detail::Quad>>& quads, GraphStore::FirstRows& first) {
+    for (auto& found : quads) {
+        first.counts.push_back(static_cast<std::uint32_t>(found.size()));
+        if (found.size() > first.rows) found.resize(first.rows);
+    }
+}
+
 }  // namespace
 
 Result<std::vector<std::vector<Triple>>> GraphStore::match_batch_by_sets(
     std::span<const schema::TriplePattern> patterns, std::uint32_t limit, MatchBudget* budget,
-    std::vector<std::vector<std::int64_t>>* ids) {
+    std::vector<std::vector<std::int64_t>>* ids, FirstRows* first_rows) {
     if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
     if (ids != nullptr) ids->clear();
     // The patterns' terms looked up by one statement, then each pattern bound from the cache.
@@ -788,6 +839,7 @@ Result<std::vector<std::vector<Triple>>> GraphStore::match_batch_by_sets(
     for (std::size_t i = 0; i < patterns.size(); ++i) {
         if (bound[i]) sort_in_key_order(quads[i], *bound[i]);
     }
+    if (first_rows != nullptr) keep_first_rows(quads, *first_rows);
     if (auto r = dictionary_.prefetch_terms(seen_ids); !r) return r.error();
     std::vector<std::vector<Triple>> rows(patterns.size());
     std::vector<std::vector<std::int64_t>> row_ids(patterns.size());
@@ -799,7 +851,9 @@ Result<std::vector<std::vector<Triple>>> GraphStore::match_batch_by_sets(
             row_ids[i].insert(row_ids[i].end(), {q.s, q.p, q.o});
         }
     }
-    return within_budget(rows, row_ids, budget, ids);
+    auto results = within_budget(rows, row_ids, budget, ids);
+    if (first_rows != nullptr) first_rows->counts.resize(results.size());
+    return results;
 }
 
 Result<Triple> GraphStore::decode_quad(const detail::Quad& q,

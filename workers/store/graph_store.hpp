@@ -173,10 +173,19 @@ public:
     // results[i] answers patterns[i]; every pattern is read from one snapshot. With a budget,
     // an exhausted budget ends the batch (the results so far are returned, the last one cut).
     // With `ids`, (*ids)[i] gets the stored ids of results[i]'s terms: subject, predicate and
-    // object of each triple in turn (for labels_of_stored).
+    // object of each triple in turn (for labels_of_stored). With `first_rows`, results[i] holds
+    // only the first first_rows->rows matches (a prefix of what the limit alone answers) and
+    // first_rows->counts[i] patterns[i]'s number of matches up to the limit: on SQLite the
+    // matches past `rows` are counted on the key order's index, never read or decoded. A budget
+    // counts the bytes of the rows kept only.
+    struct FirstRows {
+        std::uint32_t rows = 0;
+        std::vector<std::uint32_t> counts;
+    };
     base::Result<std::vector<std::vector<schema::Triple>>> match_batch(
         std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern = 0,
-        MatchBudget* budget = nullptr, std::vector<std::vector<std::int64_t>>* ids = nullptr);
+        MatchBudget* budget = nullptr, std::vector<std::vector<std::int64_t>>* ids = nullptr,
+        FirstRows* first_rows = nullptr);
     // Every match, `batch_size` (0: kDefaultStreamBatch) at a time; stops early when on_batch
     // returns false. The callback may call this store again.
     using TripleBatchFn = std::function<bool(std::span<const schema::Triple>)>;
@@ -257,14 +266,17 @@ private:
     // shape answered by one statement (a round trip per shape, not per pattern and term).
     base::Result<std::vector<std::vector<schema::Triple>>> match_batch_by_sets(
         std::span<const schema::TriplePattern> patterns, std::uint32_t limit, MatchBudget* budget,
-        std::vector<std::vector<std::int64_t>>* ids);
+        std::vector<std::vector<std::int64_t>>* ids, FirstRows* first_rows);
     // A quad as a triple: the positions `pattern` binds copied from it, the rest decoded.
     base::Result<schema::Triple> decode_quad(const detail::Quad& q,
                                              const schema::TriplePattern& pattern);
-    // With `ids`, appends each row's subject, predicate and object ids to it.
+    // With `ids`, appends each row's subject, predicate and object ids to it. With `count`, reads
+    // only the first `rows` matches and sets *count to the number of matches up to `limit`.
     base::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
                                                          std::uint32_t limit, MatchBudget* budget,
-                                                         std::vector<std::int64_t>* ids = nullptr);
+                                                         std::vector<std::int64_t>* ids = nullptr,
+                                                         std::uint32_t* count = nullptr,
+                                                         std::uint32_t rows = kMaxMatchLimit);
 
     storage::sql::Connection& db_;
     GraphStoreOptions options_;

@@ -401,14 +401,19 @@ private:
         schema::TriplesBatchResponse reply;
         auto budget = match_budget(config_.bounds.max_reply_bytes);
         std::vector<std::vector<std::int64_t>> ids;
+        // `rows`: each pattern's first rows (their ids too: the labels are read for those alone)
+        // and its count of matches up to the limit.
+        std::optional<GraphStore::FirstRows> first_rows;
+        if (q.rows) first_rows.emplace().rows = *q.rows;
         {
             auto reading = read(**kb);
             if (!reading) return std::move(reading).error();
             auto matched =
-                (*kb)->graph().match_batch(q.patterns, q.limit, &budget, q.labels ? &ids : nullptr);
+                (*kb)->graph().match_batch(q.patterns, q.limit, &budget, q.labels ? &ids : nullptr,
+                                           first_rows ? &*first_rows : nullptr);
             if (!matched) return std::move(matched).error();
             reply.results = std::move(matched).value();
-            if (q.rows) keep_rows(reply, ids, *q.rows);
+            if (first_rows) reply.counts = std::move(first_rows->counts);
             if (q.labels && !budget.exhausted()) {
                 auto labels =
                     labels_of_results((*kb)->graph(), reply.results, ids, budget.bytes_left);
@@ -425,21 +430,6 @@ private:
                                    "ask with a lower limit or fewer patterns per request");
         }
         return schema::encode_text(reply);
-    }
-
-    // triples-batch's `rows`: each result's count of matches (up to the limit) in the reply, and
-    // only its first `rows` matches kept (their ids too: the labels are read for those alone).
-    static void keep_rows(schema::TriplesBatchResponse& reply,
-                          std::vector<std::vector<std::int64_t>>& ids, std::uint32_t rows) {
-        auto& counts = reply.counts.emplace();
-        counts.reserve(reply.results.size());
-        for (std::size_t i = 0; i < reply.results.size(); ++i) {
-            auto& result = reply.results[i];
-            counts.push_back(static_cast<std::uint32_t>(result.size()));
-            if (result.size() <= rows) continue;
-            result.resize(rows);
-            if (i < ids.size()) ids[i].resize(std::size_t{3} * rows);
-        }
     }
 
     // triples-batch's labels: three per triple of each result (subject, predicate, object), from
