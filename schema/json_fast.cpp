@@ -537,7 +537,9 @@ std::string encode_text(const RagResponse& m) {
     return out;
 }
 
-std::string encode_text(const LlmResponse& m) {
+std::string encode_text(const LlmResponse& m) { return encode_text(m, false); }
+
+std::string encode_text(const LlmResponse& m, bool text_is_json_dump) {
     std::string out;
     out.reserve(128 + 2 * m.text.size());
     {
@@ -548,8 +550,11 @@ std::string encode_text(const LlmResponse& m) {
                      [](std::string& o, const std::string& id) { append_json_string(o, id); });
         object.boolean("end_of_stream", m.end_of_stream);
         object.uint("in_token", m.in_token);
-        // A nested value is dumped as the whole tree's dump writes it.
-        if (m.json)
+        // A nested value is dumped as the whole tree's dump writes it. A strict dump (the text's,
+        // when it is one) succeeded only on valid UTF-8, where `replace` changes nothing.
+        if (m.json && text_is_json_dump)
+            object.key("json") += m.text;
+        else if (m.json)
             object.key("json") +=
                 m.json->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         object.string("model", m.model);

@@ -100,6 +100,10 @@ std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples
 std::string encode_text(const RagResponse& m);
 // The llm worker's FINAL: its `json` answer is dumped once, not copied into a tree first.
 std::string encode_text(const LlmResponse& m);
+// encode_text(m) for a response whose `text` is its `json` as nlohmann's dump() wrote it (the
+// extractive provider's answers): that text is written as the `json` member, not the tree dumped
+// a second time. Only when `text_is_json_dump`; false is encode_text(m).
+std::string encode_text(const LlmResponse& m, bool text_is_json_dump);
 // What graph-rag sends the llm worker on every step: its variables (the edges as JSON text, tens
 // of kilobytes) written once, not copied into a tree and dumped from it.
 std::string encode_text(const LlmRequest& m);

@@ -312,7 +312,10 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
     } else {
         return unanswered_template(name);
     }
-    if (completion.json) completion.text = completion.json->dump();
+    if (completion.json) {
+        completion.text = completion.json->dump();
+        completion.text_is_json_dump = true;
+    }
     completion.model = std::string(ExtractiveModel::kModelName);
     completion.in_tokens = reasoner::count_words(input.rendered.text);
     completion.out_tokens = reasoner::count_words(completion.text);

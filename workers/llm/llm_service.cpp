@@ -119,6 +119,7 @@ void complete_per_edge(const PromptTemplate& t, const RenderedPrompt& rendered, 
     if (fixed != *c.json) {
         c.json = std::move(fixed);
         c.text = c.json->dump();
+        c.text_is_json_dump = true;
     }
 }
 
@@ -187,6 +188,19 @@ base::Result<schema::LlmRequest> request_of(const runtime::RequestContext& conte
     if (context.body().is_null() && !context.body_text().empty())
         return decode_request_text(context.body_text());
     return check_request(context.body());
+}
+
+// The FINAL: `response` (the contract's parts, if any) with the completion's answer. A JSON
+// answer whose text is its dump goes out as that text, not dumped again.
+void reply_completed(runtime::RequestContext& context, Completion completion,
+                     schema::LlmResponse response) {
+    response.text = std::move(completion.text);
+    response.json = std::move(completion.json);
+    response.model = std::move(completion.model);
+    response.in_token = completion.in_tokens;
+    response.out_token = completion.out_tokens;
+    response.end_of_stream = true;
+    (void)context.reply_text(schema::encode_text(response, completion.text_is_json_dump));
 }
 
 void handle(runtime::RequestContext& context, const TemplateSet& templates, Provider& provider,
@@ -258,16 +272,11 @@ void handle(runtime::RequestContext& context, const TemplateSet& templates, Prov
             return;
         }
         completion->text = std::move(split.text);
+        completion->text_is_json_dump = false;
         response.answer = std::move(split.answer);
         response.answer_ids = std::move(split.answer_ids);
     }
-    response.text = std::move(completion->text);
-    response.json = std::move(completion->json);
-    response.model = std::move(completion->model);
-    response.in_token = completion->in_tokens;
-    response.out_token = completion->out_tokens;
-    response.end_of_stream = true;
-    (void)context.reply_text(schema::encode_text(response));
+    reply_completed(context, std::move(*completion), std::move(response));
 }
 
 }  // namespace

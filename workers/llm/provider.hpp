@@ -28,6 +28,9 @@ struct PromptInput {
 struct Completion {
     std::string text;                    // the answer; for JSON templates the JSON text
     std::optional<nlohmann::json> json;  // JSON templates: the parsed, schema-valid answer
+    // `text` is `json` as its dump() wrote it: the reply writes that text as its `json` member
+    // instead of dumping the tree again.
+    bool text_is_json_dump = false;
     std::string model;
     std::uint64_t in_tokens = 0;
     std::uint64_t out_tokens = 0;

@@ -230,6 +230,36 @@ TEST(JsonFast, LlmResponseIsWrittenAsTheTreeEncoderWritesIt) {
     EXPECT_EQ(encode_text(LlmResponse{}), dump(encode(LlmResponse{})));
 }
 
+// The extractive provider's FINAL (issue 33): its text is the answer's dump(), written as the
+// `json` member instead of the tree dumped again; the same bytes as the tree encoder's, for every
+// answer dump() takes (it refuses invalid UTF-8). Without the flag nothing is reused.
+TEST(JsonFast, LlmResponseWhoseTextIsTheJsonDumpIsWrittenAsTheTreeEncoderWritesIt) {
+    std::size_t v = 0;
+    for (const auto& s : tricky_strings()) {
+        LlmResponse m;
+        m.json = nlohmann::json{{"scores", nlohmann::json::array({{{"id", s}, {"score", 0.25}}})},
+                                {"concepts", {s, "e2"}}};
+        try {
+            m.text = m.json->dump();
+        } catch (const nlohmann::json::type_error&) {
+            continue;  // invalid UTF-8: the provider never has such a text
+        }
+        m.model = "extractive";
+        m.in_token = v;
+        m.end_of_stream = true;
+        EXPECT_EQ(encode_text(m, true), dump(encode(m))) << "variant " << v;
+        EXPECT_EQ(encode_text(m, false), encode_text(m)) << "variant " << v;
+        ++v;
+    }
+    EXPECT_GE(v, 3U);
+    // The flag makes the text the `json` member: a text that is not the dump would show.
+    LlmResponse other;
+    other.json = nlohmann::json{{"concepts", nlohmann::json::array()}};
+    other.text = "not the dump";
+    EXPECT_NE(encode_text(other, true), dump(encode(other)));
+    EXPECT_EQ(encode_text(other, false), dump(encode(other)));
+}
+
 // graph-rag's llm request written directly: the tree encoder's bytes for tricky template names,
 // variable names and values (escapes, UTF-8, invalid UTF-8), none, and both streaming values.
 TEST(JsonFast, LlmRequestIsWrittenAsTheTreeEncoderWritesIt) {
