@@ -242,6 +242,53 @@ std::shared_ptr<const AnalysedQuestion> analysed_question(std::string_view quest
     return analysed;
 }
 
+namespace {
+
+// looks_like_time and looks_like_number of a value given as its text::words.
+bool words_look_like_time(const std::vector<std::string>& w) {
+    if (w.empty() || w.size() > 4) return false;
+    static const std::unordered_set<std::string_view> months{
+        "january", "february",  "march",   "april",    "may",      "june", "july",
+        "august",  "september", "october", "november", "december", "jan",  "feb",
+        "mar",     "apr",       "jun",     "jul",      "aug",      "sep",  "sept",
+        "oct",     "nov",       "dec",     "bc",       "bce",      "ad",   "ce"};
+    bool year = false;
+    for (const auto& word : w) {
+        const bool digits =
+            std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const bool decade =
+            word.size() == 5 && word.back() == 's' &&  // "1890s"
+            std::all_of(word.begin(), word.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
+        if ((digits && word.size() >= 3 && word.size() <= 4) || decade) {
+            year = true;
+        } else if (!(digits && word.size() <= 2) && !months.contains(word)) {
+            return false;
+        }
+    }
+    return year;
+}
+
+bool words_look_like_number(const std::vector<std::string>& w) {
+    if (w.empty() || w.size() > 4) return false;
+    static const std::unordered_set<std::string_view> numerals{
+        "one",   "two",   "three",   "four",     "five",    "six",     "seven",
+        "eight", "nine",  "ten",     "eleven",   "twelve",  "twenty",  "thirty",
+        "forty", "fifty", "hundred", "thousand", "million", "billion", "dozen"};
+    const auto& first = w.front();
+    const bool digits =
+        std::all_of(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return digits || numerals.contains(first);
+}
+
+}  // namespace
+
+bool looks_like_time(std::string_view value) { return words_look_like_time(text::words(value)); }
+
+bool looks_like_number(std::string_view value) {
+    return words_look_like_number(text::words(value));
+}
+
+// The label's words are split once for both tests (called per node of every edge set).
 bool answer_type_mismatch(const QuestionIntent& intent, std::string_view label) {
     switch (intent.type) {
         case AnswerType::kClass: {
@@ -250,11 +297,14 @@ bool answer_type_mismatch(const QuestionIntent& intent, std::string_view label) 
                 "number", "age",   "amount", "size",       "score", "rank",
                 "jersey", "shirt", "height", "population", "total", "count"};
             if (counted.contains(intent.class_word)) return !looks_like_number(label);
-            return looks_like_time(label) || looks_like_number(label);
+            const auto w = text::words(label);
+            return words_look_like_time(w) || words_look_like_number(w);
         }
         case AnswerType::kAgent:
-        case AnswerType::kPlace:
-            return looks_like_time(label) || looks_like_number(label);
+        case AnswerType::kPlace: {
+            const auto w = text::words(label);
+            return words_look_like_time(w) || words_look_like_number(w);
+        }
         case AnswerType::kTime:
             return !looks_like_time(label);
         case AnswerType::kNumber:
@@ -331,6 +381,7 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
                     RelationWord r;
                     r.surface = w;
                     r.stem = text::stem(w);
+                    if (r.stem.size() >= kTrigramStemMin) r.stem_trigrams = text::trigrams(r.stem);
                     r.cues = relation_cues(w);
                     r.weight = t.appositive ? 0.3 : 1.0;
                     std::string key = r.cues.empty() ? r.stem : std::string(r.cues.front());
@@ -365,43 +416,6 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
 
     out.chain = relation_chain(a, out.mentions);
     return out;
-}
-
-bool looks_like_time(std::string_view value) {
-    const auto w = text::words(value);
-    if (w.empty() || w.size() > 4) return false;
-    static const std::unordered_set<std::string_view> months{
-        "january", "february",  "march",   "april",    "may",      "june", "july",
-        "august",  "september", "october", "november", "december", "jan",  "feb",
-        "mar",     "apr",       "jun",     "jul",      "aug",      "sep",  "sept",
-        "oct",     "nov",       "dec",     "bc",       "bce",      "ad",   "ce"};
-    bool year = false;
-    for (const auto& word : w) {
-        const bool digits =
-            std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
-        const bool decade =
-            word.size() == 5 && word.back() == 's' &&  // "1890s"
-            std::all_of(word.begin(), word.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
-        if ((digits && word.size() >= 3 && word.size() <= 4) || decade) {
-            year = true;
-        } else if (!(digits && word.size() <= 2) && !months.contains(word)) {
-            return false;
-        }
-    }
-    return year;
-}
-
-bool looks_like_number(std::string_view value) {
-    const auto w = text::words(value);
-    if (w.empty() || w.size() > 4) return false;
-    static const std::unordered_set<std::string_view> numerals{
-        "one",   "two",   "three",   "four",     "five",    "six",     "seven",
-        "eight", "nine",  "ten",     "eleven",   "twelve",  "twenty",  "thirty",
-        "forty", "fifty", "hundred", "thousand", "million", "billion", "dozen"};
-    const auto& first = w.front();
-    const bool digits =
-        std::all_of(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; });
-    return digits || numerals.contains(first);
 }
 
 }  // namespace glassbox::reasoner::detail

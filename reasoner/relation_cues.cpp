@@ -3,6 +3,7 @@
 #include "reasoner/detail/relation_cues.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -103,6 +104,8 @@ const std::vector<std::string_view>& relation_cues(std::string_view lower_word) 
 // How well each of a predicate's words expresses each relation word: 1 same stem, 0.8 a shared
 // cue, up to 0.6 for similar spelling ("nationality"/"national"). Rows: the predicate's content
 // words; columns: `rel`.
+// A word's spelling is compared through trigrams: the relation words' made with the question's
+// analysis, the predicate word's once for all of them (trigram_similarity of the two strings).
 std::vector<std::vector<double>> predicate_match(std::string_view predicate,
                                                  const std::vector<RelationWord>& rel) {
     std::vector<std::vector<double>> rows;
@@ -110,6 +113,12 @@ std::vector<std::vector<double>> predicate_match(std::string_view predicate,
         if (text::is_stopword(w)) continue;
         const std::string s = text::stem(w);
         const auto& cues = relation_cues(w);
+        std::optional<text::Trigrams> trigrams;
+        const auto spelling = [&](const RelationWord& r) {
+            if (r.stem_trigrams.packed.empty()) return text::trigram_similarity(s, r.stem);
+            if (!trigrams) trigrams = text::trigrams(s);
+            return text::trigram_similarity(*trigrams, r.stem_trigrams);
+        };
         std::vector<double> row(rel.size(), 0.0);
         for (std::size_t j = 0; j < rel.size(); ++j) {
             double m = 0.0;
@@ -122,8 +131,9 @@ std::vector<std::vector<double>> predicate_match(std::string_view predicate,
                         break;
                     }
                 }
-                if (m == 0.0 && s.size() >= 4 && rel[j].stem.size() >= 4) {
-                    const double sim = text::trigram_similarity(s, rel[j].stem);
+                if (m == 0.0 && s.size() >= kTrigramStemMin &&
+                    rel[j].stem.size() >= kTrigramStemMin) {
+                    const double sim = spelling(rel[j]);
                     if (sim >= 0.6) m = 0.6 * sim;
                 }
             }

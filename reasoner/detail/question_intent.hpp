@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reasoner/detail/question_analysis.hpp"
+#include "text/similarity.hpp"
 
 namespace glassbox::reasoner::detail {
 
@@ -59,6 +60,9 @@ struct RelationWord {
     std::string stem;
     std::vector<std::string_view> cues;
     double weight = 1.0;
+    // The stem's trigrams, made once with the question's analysis (predicate_match compares
+    // every predicate word of every request on the question with them); empty: made when needed.
+    text::Trigrams stem_trigrams;
 };
 
 // The relation words of one key (main cue, else stem) within one clause of the question:

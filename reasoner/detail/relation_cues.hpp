@@ -2,6 +2,7 @@
 // can express ("wife" -> spouse, "born" -> birth, "where" -> location).
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,9 @@ namespace glassbox::reasoner::detail {
 // location), first the main one; empty for a word with none. Takes a lower-case word; a word
 // not in the lexicon is looked up by its stem (text::stem).
 const std::vector<std::string_view>& relation_cues(std::string_view lower_word);
+
+// Stems this long or longer are compared by spelling (trigrams) in predicate_match.
+inline constexpr std::size_t kTrigramStemMin = 4;
 
 // How well each of a predicate's content words expresses each relation word: 1 same stem, 0.8
 // a shared cue, up to 0.6 for similar spelling. Rows: the predicate's words; columns: `rel`.

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "reasoner/detail/relation_cues.hpp"
+#include "text/similarity.hpp"
+
 namespace glassbox::reasoner::detail {
 namespace {
 
@@ -169,6 +172,53 @@ TEST(QuestionIntentTest, LiteralShapes) {
     EXPECT_TRUE(looks_like_number("3.5 km"));
     EXPECT_TRUE(looks_like_number("two million"));
     EXPECT_FALSE(looks_like_number("Brinehaven"));
+}
+
+// Relation words carry their stem's trigrams (issue 33: made once per question, not per
+// predicate word and request); predicate_match gives what it gives without them, spelling
+// matches ("spousal" / "spouse") included.
+TEST(QuestionIntentTest, RelationWordsCarryTheirTrigramsAndMatchAsWithout) {
+    const auto relations = question_relations(
+        analyze_question("what is the nationality of the spouse of the founder of Brinehaven ?"));
+    ASSERT_FALSE(relations.words.empty());
+    auto without = relations.words;
+    bool some = false;
+    for (std::size_t j = 0; j < without.size(); ++j) {
+        const auto& w = relations.words[j];
+        EXPECT_EQ(w.stem_trigrams.packed.empty(), w.stem.size() < kTrigramStemMin) << w.stem;
+        if (!w.stem_trigrams.packed.empty()) {
+            EXPECT_EQ(w.stem_trigrams.packed, text::trigrams(w.stem).packed) << w.stem;
+        }
+        some = some || !w.stem_trigrams.packed.empty();
+        without[j].stem_trigrams = {};
+    }
+    EXPECT_TRUE(some);
+    for (const std::string_view predicate :
+         {"national of", "nationalities", "nationalist", "spouse", "spousal", "founded by",
+          "married to", "nations", "wifes", "foundry", "is in country", "plays in club inverse"}) {
+        EXPECT_EQ(predicate_match(predicate, relations.words), predicate_match(predicate, without))
+            << predicate;
+    }
+    // A spelling match is found through the trigrams (neither the stem nor a cue is shared):
+    // "spousal" against "spouse", 0.6 x their trigram similarity.
+    bool spelled = false;
+    for (const auto& row : predicate_match("spousal", relations.words))
+        for (const double m : row) spelled = spelled || (m > 0.0 && m < 0.6);
+    EXPECT_TRUE(spelled);
+}
+
+// answer_type_mismatch splits a label once for both literal checks: the same as the checks.
+TEST(QuestionIntentTest, TypeMismatchIsTheLiteralChecksOfTheLabel) {
+    for (const std::string_view question :
+         {"who founded Brinehaven ?", "where is Brinehaven ?", "which club does X play for ?"}) {
+        const auto intent = question_intent(question);
+        for (const std::string_view label :
+             {"1890s", "12 May 1990", "twenty", "Brinehaven", "7", "may", "1990 AD", ""}) {
+            EXPECT_EQ(answer_type_mismatch(intent, label),
+                      looks_like_time(label) || looks_like_number(label))
+                << question << " / " << label;
+        }
+    }
 }
 
 }  // namespace
