@@ -491,30 +491,37 @@ private:
     // The matches a hop's round-robin can take of one pattern: the remaining room shared by the
     // patterns, plus kRowsMargin for the rows it passes over (labels, edges already met) and
     // for room the patterns with fewer matches leave to the others. A pattern that still runs
-    // out while it has more matches is asked again for all of them (complete_cut_patterns):
+    // out while it has more matches is asked again for the rows it needs (complete_cut_patterns):
     // the hop takes the same edges either way, and most replies are several times smaller.
     // nullopt: triple_limit rows leave nothing to save.
     std::optional<std::uint32_t> rows_to_ask(std::size_t patterns) const {
         const std::size_t room = query_.max_subgraph_size - subgraph_.size();
-        const std::size_t rows = (room + patterns - 1) / patterns + kRowsMargin;
+        return rows_with_margin((room + patterns - 1) / patterns);
+    }
+
+    // `rows` and kRowsMargin more, nullopt when that reaches triple_limit.
+    std::optional<std::uint32_t> rows_with_margin(std::size_t rows) const {
+        rows += kRowsMargin;
         if (rows >= query_.triple_limit) return std::nullopt;
         return static_cast<std::uint32_t>(rows);
     }
 
     // The patterns whose answer the store cut (fewer rows than matches) and that this hop's
     // round-robin would read past their last row (take_edges run on the edges' ids alone),
-    // asked again for every match, until none is left short. Afterwards the hop takes from
-    // `matches` exactly what it would take from complete answers.
+    // asked again for the rows the round-robin would read of them (kRowsMargin more), until
+    // none is left short. Afterwards the hop takes from `matches` exactly what it would take
+    // from complete answers.
     base::Result<void> complete_cut_patterns(const Walk& walk,
                                              const std::vector<schema::TriplePattern>& patterns,
                                              ServiceCalls::Matches& matches,
                                              std::size_t first_general) {
         for (;;) {
-            const auto short_ones = cut_short(walk, matches, first_general);
+            const auto [short_ones, rows] = cut_short(walk, matches, first_general);
             if (short_ones.empty()) return {};
             std::vector<schema::TriplePattern> again;
             for (const auto r : short_ones) again.push_back(patterns[r]);
-            auto full = calls_->triples_batch(again, query_.triple_limit, matches.labelled);
+            auto full = calls_->triples_batch(again, query_.triple_limit, matches.labelled,
+                                              rows_with_margin(rows));
             if (!full) return full.error();
             if (matches.labelled && !full->labelled) matches.labelled = false;
             for (std::size_t k = 0; k < short_ones.size(); ++k) {
@@ -528,25 +535,35 @@ private:
     }
 
     // The patterns a round-robin over `matches` reads past the last row of while they have
-    // more matches (their count above their rows), in pattern order.
-    std::vector<std::size_t> cut_short(const Walk& walk, const ServiceCalls::Matches& matches,
-                                       std::size_t first_general) {
+    // more matches (their count above their rows), in pattern order, and the most rows it would
+    // read of one of them: each match not received counted as a new edge taken, the fewest the
+    // pattern can need.
+    struct ShortPatterns {
+        std::vector<std::size_t> patterns;
+        std::size_t rows = 0;
+    };
+    ShortPatterns cut_short(const Walk& walk, const ServiceCalls::Matches& matches,
+                            std::size_t first_general) {
         const auto& results = matches.results;
-        std::vector<std::size_t> short_ones;
+        ShortPatterns short_ones;
         bool cut = false;
         for (std::size_t r = 0; r < results.size(); ++r)
             cut = cut || results[r].size() < matches.counts[r];
         if (!cut) return short_ones;
         auto seen = walk.edges;
         std::vector<std::size_t> cursor(results.size(), 0);
-        std::vector<char> is_short(results.size(), 0);
+        std::vector<std::size_t> unread(results.size(), 0);  // rows taken past the received
         round_robin(results.size(), first_general, [&](std::size_t r) {
             if (next_new_edge(results[r], cursor[r], seen)) return true;
-            if (results[r].size() < matches.counts[r]) is_short[r] = 1;
-            return false;
+            if (results[r].size() + unread[r] >= matches.counts[r]) return false;
+            ++unread[r];
+            return true;
         });
-        for (std::size_t r = 0; r < results.size(); ++r)
-            if (is_short[r]) short_ones.push_back(r);
+        for (std::size_t r = 0; r < results.size(); ++r) {
+            if (unread[r] == 0) continue;
+            short_ones.patterns.push_back(r);
+            short_ones.rows = std::max(short_ones.rows, results[r].size() + unread[r]);
+        }
         return short_ones;
     }
 

@@ -825,10 +825,12 @@ std::vector<std::string> walk_and_answer(const std::vector<StreamReply>& replies
     return out;
 }
 
-// The triples-batch requests a store proxy passed on, and how many asked for some rows only.
+// The triples-batch requests a store proxy passed on, how many asked for some rows only, and
+// the rows the last one asked (-1: every match).
 struct TriplesBatches {
     std::atomic<int> requests{0};
     std::atomic<int> with_rows{0};
+    std::atomic<int> last_rows{-1};
 };
 
 // A `store` in front of the real one that passes every request on, counting the triples-batch
@@ -839,6 +841,7 @@ runtime::Handler store_proxy(std::shared_ptr<TriplesBatches> seen, bool strip_ro
         if (body.value("op", "") == "triples-batch") {
             ++seen->requests;
             if (body.contains("rows")) ++seen->with_rows;
+            seen->last_rows = body.contains("rows") ? body["rows"].get<int>() : -1;
             if (strip_rows) body.erase("rows");
         }
         auto called = context.call("store", body, std::chrono::milliseconds{0}, {},
@@ -852,10 +855,11 @@ runtime::Handler store_proxy(std::shared_ptr<TriplesBatches> seen, bool strip_ro
 }
 
 // The traversal asks the store for the rows a hop can take of each pattern (the hop's room
-// shared out, a margin beside), and for every match of the patterns that run out while they
-// have more: the walk, the kept edges and the answer are those of a store answering every
-// match. Here the second hop's room (50 edges over 20 patterns) is mostly taken by two spokes:
-// one with 40 edges (a hub: it fills triple_limit) and one with 20.
+// shared out, a margin beside), and again for the rows the round-robin would read of the
+// patterns that run out while they have more: the walk, the kept edges and the answer are
+// those of a store answering every match. Here the second hop's room (50 edges over 20
+// patterns) is mostly taken by two spokes: one with 40 edges (a hub: it fills triple_limit)
+// and one with 20.
 TEST(RagServiceTraversalRows, AHopAsksOnlyTheRowsItTakesAndWalksAsWithEveryMatch) {
     std::string graph =
         "<urn:g:harbor> <http://www.w3.org/2000/01/rdf-schema#label> \"Harbor Hub\" .\n";
@@ -893,9 +897,12 @@ TEST(RagServiceTraversalRows, AHopAsksOnlyTheRowsItTakesAndWalksAsWithEveryMatch
     EXPECT_EQ(whole.front(), "edges 60");
     EXPECT_EQ(cut, whole);
     // Hop 1 asks every match (its room is larger than triple_limit); hop 2 asks 7 rows of each
-    // pattern, then every match of the two spokes that run out.
-    EXPECT_EQ(asked->with_rows.load(), 1);
+    // pattern, then the two spokes that run out for the rows the round-robin reads of them: the
+    // first spoke's label and 22 edges (the other spokes take 8 of the 50, the second its 20),
+    // and the margin of 4.
+    EXPECT_EQ(asked->with_rows.load(), 2);
     EXPECT_EQ(asked->requests.load(), 3);
+    EXPECT_EQ(asked->last_rows.load(), 27);
     EXPECT_EQ(before->requests.load(), 2);
 }
 
