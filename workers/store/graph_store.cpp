@@ -448,6 +448,13 @@ std::string match_sql(const BoundPattern& b, bool limited, storage::sql::Dialect
     return sql;
 }
 
+// Which positions a pattern binds, and whether a named graph: what match_sql's text depends on
+// (below kMatchShapes).
+std::size_t match_shape(const BoundPattern& b) {
+    return (b.s ? 1u : 0u) | (b.p ? 2u : 0u) | (b.o ? 4u : 0u) | (b.g ? 8u : 0u) |
+           (b.g && *b.g != 0 ? 16u : 0u);
+}
+
 // The number of a pattern's matches up to a limit (the last placeholder), read from the key
 // order's table alone: no term joined, no row decoded.
 std::string count_sql(const BoundPattern& b) {
@@ -678,7 +685,10 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     if (!bound) return bound.error();
     std::vector<Triple> out;
     if (!*bound) return out;
-    auto st = db_.prepare(match_sql(**bound, true, db_.dialect()));
+    // The statement's text built once per shape: a traversal asks hundreds of patterns alike.
+    auto& sql = match_sql_by_shape_[match_shape(**bound)];
+    if (sql.empty()) sql = match_sql(**bound, true, db_.dialect());
+    auto st = db_.prepare(sql);
     if (!st) return st.error();
     const int limit_at = bind_pattern(*st, **bound);
     st->bind(limit_at, static_cast<std::int64_t>(decoded));

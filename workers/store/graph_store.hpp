@@ -282,6 +282,9 @@ private:
     GraphStoreOptions options_;
     TermDictionary dictionary_;
     LabelCache labels_;
+    // match_rows' statement text per pattern shape (match_shape), built on first use.
+    static constexpr std::size_t kMatchShapes = 32;
+    std::array<std::string, kMatchShapes> match_sql_by_shape_;
 };
 
 }  // namespace glassbox::store
