@@ -155,6 +155,8 @@ eval::EvalRow row_of(const Question& q, const Result<json>& reply, double second
                     body["abstained"].get<bool>();
     row.trace = string_field(body, "session");
     row.score = eval::score_answer(row.short_answer, row.answer, row.accepted);
+    if (row.abstained)
+        row.found = eval::score_answer(std::nullopt, eval::found_text(row.answer), row.accepted);
     if (row.list) row.named_share = eval::named_share(row.short_answer, row.answer, row.accepted);
     return row;
 }

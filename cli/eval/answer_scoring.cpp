@@ -126,6 +126,13 @@ std::string_view first_sentence(std::string_view text) {
     return text;
 }
 
+std::string_view found_text(std::string_view abstained_answer) {
+    constexpr std::string_view kFound = "What was found: ";
+    const auto at = abstained_answer.find(kFound);
+    return at == std::string_view::npos ? std::string_view{}
+                                        : abstained_answer.substr(at + kFound.size());
+}
+
 AnswerScore score_answer(const std::optional<std::string>& short_answer, std::string_view text,
                          std::span<const std::string> accepted) {
     AnswerScore score;

@@ -29,6 +29,10 @@ bool names(std::string_view text, std::string_view phrase);
 // or digit (so "E. B. White" or "1. FC Nuernberg" do not end it); the whole text if none does.
 std::string_view first_sentence(std::string_view text);
 
+// What an answer that abstained reports having found: its text after the note's "What was
+// found: " (docs/confidence.md §4), or "" when it names nothing found.
+std::string_view found_text(std::string_view abstained_answer);
+
 struct AnswerScore {
     std::string judged;  // the text judged: the short answer, else the first sentence
     bool hit = false;    // Hits@1: `judged` names an accepted answer

@@ -32,7 +32,7 @@ std::vector<CalibrationBin> calibration_bins(std::span<const EvalRow> rows) {
                      static_cast<std::size_t>(c * static_cast<double>(kCalibrationBins)));
         bins[b].questions += 1;
         bins[b].mean_confidence += c;
-        bins[b].accuracy += correct(row) ? 1.0 : 0.0;
+        bins[b].accuracy += right_for_calibration(row) ? 1.0 : 0.0;
     }
     for (auto& bin : bins) {
         if (bin.questions == 0) continue;
@@ -63,7 +63,7 @@ std::vector<CoveragePoint> coverage_curve(std::span<const EvalRow> rows) {
     std::vector<CoveragePoint> curve;
     std::size_t hits = 0;
     for (std::size_t k = 0; k < order.size(); ++k) {
-        hits += correct(rows[order[k]]) ? 1 : 0;
+        hits += right_for_calibration(rows[order[k]]) ? 1 : 0;
         curve.push_back({static_cast<double>(k + 1) / static_cast<double>(rows.size()), k + 1,
                          static_cast<double>(hits) / static_cast<double>(k + 1)});
     }
@@ -83,6 +83,12 @@ CoveragePoint at_coverage(std::span<const CoveragePoint> curve, double coverage)
 
 bool correct(const EvalRow& row) noexcept {
     return row.error.empty() && !row.abstained && row.score.hit;
+}
+
+bool right_for_calibration(const EvalRow& row) noexcept {
+    if (!row.error.empty()) return false;
+    if (row.abstained) return row.found && row.found->hit;
+    return row.score.hit;
 }
 
 EvalSummary summarise(std::span<const EvalRow> rows) {
@@ -134,6 +140,7 @@ json to_json(const EvalRow& row) {
     out["calibrator"] = row.calibrator;
     out["evidence"] = row.evidence;
     if (row.list) out["named_share"] = row.named_share ? json(*row.named_share) : json(nullptr);
+    if (row.found) out["found_hit"] = row.found->hit;
     if (!row.error.empty()) out["error"] = row.error;
     return out;
 }

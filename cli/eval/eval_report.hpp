@@ -28,14 +28,23 @@ struct EvalRow {
     std::string calibrator;                             // the calibrator that scored it
     nlohmann::json evidence = nlohmann::json::array();  // its evidence features, as the FINAL
     bool abstained = false;                             // the answer says it does not know
-    std::string trace;                                  // the run's trace (session URI)
-    std::string error;                                  // the typed error when there was no answer
+    // An answer that abstained: the score of what it reports having found (found_text), which
+    // calibration judges against its confidence.
+    std::optional<AnswerScore> found;
+    std::string trace;  // the run's trace (session URI)
+    std::string error;  // the typed error when there was no answer
     double seconds = 0.0;
     bool attached = false;  // its score is attached to its trace as an evaluation
 };
 
 // Whether a row counts as answered right: answered (no error, no abstention) and a hit.
 bool correct(const EvalRow& row) noexcept;
+
+// Whether what the answer's confidence is about was right, for calibration (ECE, accuracy at
+// coverage): the stated answer, or for an answer that abstained what it reports having found
+// (an abstention keeps its confidence: the probability that what it found is right). An error
+// is wrong.
+bool right_for_calibration(const EvalRow& row) noexcept;
 
 // Confidence bin [lower, upper) (the last includes 1) of the reliability diagram.
 struct CalibrationBin {

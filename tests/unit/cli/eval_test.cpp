@@ -125,6 +125,38 @@ TEST(EvalReportTest, CalibrationErrorIsTheWeightedGapPerBin) {
     EXPECT_EQ(s.bins[2].questions, 2u);
 }
 
+TEST(EvalReportTest, CalibrationJudgesWhatAnAbstentionFoundAndHitsCountOnlyStatedAnswers) {
+    const std::vector<std::string> gold{"Hebron Academy"};
+    const std::string text =
+        "I do not know for sure. The evidence decides no answer, but its confidence, 16 % "
+        "(unlikely), is below the 25 % asked for. What was found: He graduated from Hebron "
+        "Academy. He taught in Maine.";
+    EXPECT_EQ(found_text(text), "He graduated from Hebron Academy. He taught in Maine.");
+    EXPECT_EQ(found_text("Saltspire Light [1]."), "");
+    // Two abstentions at 0.15: one found the answer, one did not; two stated answers at 0.95,
+    // both right. Hits count the stated ones only; calibration judges all four.
+    std::vector<EvalRow> rows{row(true, 0.95), row(true, 0.95), row(false, 0.15), row(false, 0.15)};
+    rows[2].abstained = true;
+    rows[2].answer = text;
+    rows[2].found = score_answer(std::nullopt, found_text(text), gold);
+    rows[3].abstained = true;
+    rows[3].found = score_answer(std::nullopt, "Nothing about a school.", gold);
+    ASSERT_TRUE(rows[2].found->hit);
+    EXPECT_FALSE(rows[3].found->hit);
+    EXPECT_FALSE(correct(rows[2]));
+    EXPECT_TRUE(right_for_calibration(rows[2]));
+    EXPECT_FALSE(right_for_calibration(rows[3]));
+    const auto s = summarise(rows);
+    EXPECT_DOUBLE_EQ(s.hits1, 0.5);
+    EXPECT_EQ(s.abstained, 2u);
+    // Bin 0.9: 2 of 2 right at 0.95 (gap 0.05); bin 0.1: 1 of 2 at 0.15 (gap 0.35).
+    ASSERT_TRUE(s.ece.has_value());
+    EXPECT_NEAR(*s.ece, 0.5 * 0.05 + 0.5 * 0.35, 1e-12);
+    EXPECT_DOUBLE_EQ(s.at_coverage[0].accuracy, 0.75);
+    EXPECT_EQ(to_json(rows[2]).at("found_hit"), true);
+    EXPECT_FALSE(to_json(rows[0]).contains("found_hit"));
+}
+
 TEST(EvalReportTest, AccuracyAtCoverageKeepsTheMostConfident) {
     std::vector<EvalRow> rows;
     rows.reserve(10);
