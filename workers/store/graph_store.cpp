@@ -782,6 +782,25 @@ void keep_first_rows(std::vector<std::vector<detail::Quad>>& quads, GraphStore::
     }
 }
 
+// Every shape of a batch in one statement (UNION ALL): one round trip for the whole batch. Its
+// text, and in `members` each shape's patterns in the statement's order.
+std::string union_of_shapes(const std::map<std::string, std::vector<std::size_t>>& shapes,
+                            const std::vector<std::optional<BoundPattern>>& bound,
+                            std::vector<const std::vector<std::size_t>*>& members) {
+    std::string sql;
+    int next = 1;
+    for (const auto& [key, group] : shapes) {
+        const BoundPattern& b = *bound[group.front()];
+        if (!sql.empty()) sql += " UNION ALL ";
+        sql += batch_sql(b, next, members.size());
+        next += std::max(1, static_cast<int>(b.s.has_value()) + b.p.has_value() + b.o.has_value() +
+                                b.g.has_value()) +
+                1;
+        members.push_back(&group);
+    }
+    return sql;
+}
+
 }  // namespace
 
 Result<std::vector<std::vector<Triple>>> GraphStore::match_batch_by_sets(
@@ -810,26 +829,15 @@ Result<std::vector<std::vector<Triple>>> GraphStore::match_batch_by_sets(
         bound[i] = *b;
         if (*b) shapes[batch_sql(**b, 1, 0)].push_back(i);
     }
-    // Every shape in one statement (UNION ALL): one round trip for the whole batch.
     std::vector<const std::vector<std::size_t>*> members;
-    std::string sql;
-    int next = 1;
-    for (const auto& [key, group] : shapes) {
-        const BoundPattern& b = *bound[group.front()];
-        if (!sql.empty()) sql += " UNION ALL ";
-        sql += batch_sql(b, next, members.size());
-        next += std::max(1, static_cast<int>(b.s.has_value()) + b.p.has_value() + b.o.has_value() +
-                                b.g.has_value()) +
-                1;
-        members.push_back(&group);
-    }
+    const std::string sql = union_of_shapes(shapes, bound, members);
     std::vector<std::vector<detail::Quad>> quads(patterns.size());
     std::vector<std::int64_t> seen_ids;
     if (!sql.empty()) {
         auto st = db_.prepare(sql);
         if (!st) return st.error();
         std::vector<std::array<std::string, 4>> arrays(members.size());
-        next = 1;
+        int next = 1;
         for (std::size_t j = 0; j < members.size(); ++j) {
             next = bind_batch(*st, bound, *members[j], arrays[j], next);
             st->bind(next++, static_cast<std::int64_t>(limit));
