@@ -122,7 +122,7 @@ std::string abstention_note(const schema::explain::AnswerConfidence& confidence,
                             std::string_view said, std::string_view why) {
     const double p = confidence.probability.value_or(0.0);
     std::string note = "I do not know for sure. ";
-    note += said.empty() ? std::string("The evidence decides no answer")
+    note += said.empty() ? std::string("The evidence does not settle on an answer")
                          : "The evidence points to " + std::string(said);
     note += ", but its confidence, " + percent_of(p) + " (" + std::string(confidence_words(p)) +
             "), is below the " + percent_of(floor) +

@@ -37,10 +37,15 @@ bool below_floor(const schema::explain::AnswerConfidence& confidence, double flo
 std::string_view doubt_words(std::string_view engine, std::string_view feature) noexcept;
 
 // What an abstaining answer says first: "I do not know for sure. The evidence points to
-// <said> (or: decides no answer), but its confidence, 12 % (unlikely), is below the 25 % asked
-// for; what lowered it most: <why>." `confidence` must hold a probability.
+// <said> (or: does not settle on an answer), but its confidence, 12 % (unlikely), is below the
+// 25 % asked for; what lowered it most: <why>." `confidence` must hold a probability.
 std::string abstention_note(const schema::explain::AnswerConfidence& confidence, double floor,
                             std::string_view said, std::string_view why);
+
+// What follows an abstention's note when something was found: the marker, then the answer it
+// withheld (its citations shifted past the note). Every engine writes it, and `glassbox eval`
+// finds what an abstention found by it.
+inline constexpr std::string_view kWhatWasFound = "What was found: ";
 
 // Lowers a calibrated confidence for its conflicts: times the stated value's share of the
 // sources of both values (the smallest share over the conflicts), recorded as the evidence

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/ascii.hpp"
+#include "reasoner/stated_confidence.hpp"
 #include "text/tokenize.hpp"
 
 namespace glassbox::cli::eval {
@@ -127,10 +128,10 @@ std::string_view first_sentence(std::string_view text) {
 }
 
 std::string_view found_text(std::string_view abstained_answer) {
-    constexpr std::string_view kFound = "What was found: ";
-    const auto at = abstained_answer.find(kFound);
-    return at == std::string_view::npos ? std::string_view{}
-                                        : abstained_answer.substr(at + kFound.size());
+    const auto at = abstained_answer.find(reasoner::kWhatWasFound);
+    return at == std::string_view::npos
+               ? std::string_view{}
+               : abstained_answer.substr(at + reasoner::kWhatWasFound.size());
 }
 
 AnswerScore score_answer(const std::optional<std::string>& short_answer, std::string_view text,

@@ -128,7 +128,8 @@ TEST(EvalReportTest, CalibrationErrorIsTheWeightedGapPerBin) {
 TEST(EvalReportTest, CalibrationJudgesWhatAnAbstentionFoundAndHitsCountOnlyStatedAnswers) {
     const std::vector<std::string> gold{"Hebron Academy"};
     const std::string text =
-        "I do not know for sure. The evidence decides no answer, but its confidence, 16 % "
+        "I do not know for sure. The evidence does not settle on an answer, but its confidence, 16 "
+        "% "
         "(unlikely), is below the 25 % asked for. What was found: He graduated from Hebron "
         "Academy. He taught in Maine.";
     EXPECT_EQ(found_text(text), "He graduated from Hebron Academy. He taught in Maine.");
