@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,12 @@ void pack_messages(Messages& frames, std::size_t first = 0);
 // Waits up to `timeout` (negative: zero) for `socket` to become readable. False on timeout or
 // interruption.
 bool wait_readable(zmq::socket_t& socket, std::chrono::milliseconds timeout) noexcept;
+
+// Waits up to `timeout` (negative: zero) for any of `sockets` (at most 4; the rest are not
+// watched) to become readable: bit i set for sockets[i] readable, 0 on timeout or interruption.
+// A zmq::error_t (ETERM) goes to the caller. zmq_poll's answer, with fewer syscalls.
+unsigned wait_any_readable(std::span<zmq::socket_t* const> sockets,
+                           std::chrono::milliseconds timeout);
 
 // Sets linger and both high-water marks explicitly (STYLE: never rely on libzmq defaults).
 void set_socket_limits(zmq::socket_t& socket, std::chrono::milliseconds linger, int send_hwm,

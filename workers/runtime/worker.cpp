@@ -225,18 +225,19 @@ private:
             }
             if (!dealer_ && !busy_ && now >= reconnect_at_) connect();
 
-            std::array<zmq_pollitem_t, 2> items{{{pair_.handle(), 0, ZMQ_POLLIN, 0}, {}}};
-            if (dealer_) items[1] = {dealer_->handle(), 0, ZMQ_POLLIN, 0};
+            zmq::socket_t* const sockets[] = {&pair_, dealer_ ? &*dealer_ : nullptr};
+            unsigned readable = 0;
             try {
-                zmq::poll(items.data(), dealer_ ? 2 : 1, wait_time(now));
+                readable = bus::wait_any_readable(std::span(sockets, dealer_ ? 2 : 1),
+                                                  wait_time(now));  // 0: EINTR or none
             } catch (const zmq::error_t& e) {
                 if (e.num() == ETERM) throw;
-                continue;  // EINTR: look again
+                continue;
             }
-            if ((items[0].revents & ZMQ_POLLIN) != 0) {
+            if ((readable & 1U) != 0) {
                 while (auto parts = bus::try_receive_messages(pair_)) on_handler_message(*parts);
             }
-            if (dealer_ && (items[1].revents & ZMQ_POLLIN) != 0) read_broker();
+            if (dealer_ && (readable & 2U) != 0) read_broker();
             keep_alive(Clock::now());
         }
     }

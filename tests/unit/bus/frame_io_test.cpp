@@ -1,8 +1,11 @@
 // Multipart helpers: copies and moved (zero-copy) frames arrive intact, parts forward unchanged,
-// a refused send frees what it took.
+// a refused send frees what it took; waits name the readable sockets and wake for a message that
+// arrives while they sleep.
 #include "bus/detail/frame_io.hpp"
 
 #include <gtest/gtest.h>
+
+#include <thread>
 
 namespace glassbox::bus {
 namespace {
@@ -83,6 +86,41 @@ TEST_F(FrameIoTest, ARefusedSendReportsFalseAndFreesTheFrames) {
     Messages none;
     EXPECT_FALSE(send_messages(lonely, none));
     EXPECT_FALSE(send_frames(lonely, Frames{}));
+}
+
+TEST_F(FrameIoTest, WaitAnyReadableNamesTheReadableSocketsAndTimesOutOnNone) {
+    zmq::socket_t* const both[] = {&b, &d};
+    EXPECT_EQ(wait_any_readable(both, 20ms), 0U);
+    ASSERT_TRUE(send_frames(c, Frames{"to d"}, true));
+    EXPECT_EQ(wait_any_readable(both, 1000ms), 2U);
+    ASSERT_TRUE(send_frames(a, Frames{"to b"}, true));
+    EXPECT_EQ(wait_any_readable(both, 1000ms), 3U);
+    EXPECT_EQ(*try_receive_frames(b), Frames{"to b"});
+    EXPECT_EQ(wait_any_readable(both, 1000ms), 2U);  // d's message is still unread
+    EXPECT_EQ(*try_receive_frames(d), Frames{"to d"});
+    EXPECT_EQ(wait_any_readable(both, 0ms), 0U);
+}
+
+// Over TCP (messages come through the I/O thread, whose commands wake the socket's FD): after a
+// drained read, a message sent while the wait sleeps still ends it, long before its timeout.
+TEST(FrameIoTcp, AWaitWakesForAMessageSentWhileItSleeps) {
+    zmq::context_t context{1};
+    zmq::socket_t server(context, zmq::socket_type::pair);
+    zmq::socket_t client(context, zmq::socket_type::pair);
+    set_socket_limits(server, 0ms, 1000, 1000);
+    set_socket_limits(client, 0ms, 1000, 1000);
+    server.bind("tcp://127.0.0.1:*");
+    client.connect(server.get(zmq::sockopt::last_endpoint));
+    for (int round = 0; round < 20; ++round) {
+        const std::string text = "round " + std::to_string(round);
+        std::jthread sender([&] { ASSERT_TRUE(send_frames(client, Frames{text}, true)); });
+        const auto start = std::chrono::steady_clock::now();
+        ASSERT_TRUE(wait_readable(server, 60s)) << round;
+        EXPECT_LT(std::chrono::steady_clock::now() - start, 30s) << round;
+        sender.join();
+        EXPECT_EQ(*try_receive_frames(server), Frames{text});
+        EXPECT_FALSE(try_receive_frames(server));  // drained: the next wait starts from nothing
+    }
 }
 
 }  // namespace
