@@ -128,10 +128,9 @@ TEST(EvalReportTest, CalibrationErrorIsTheWeightedGapPerBin) {
 TEST(EvalReportTest, CalibrationJudgesWhatAnAbstentionFoundAndHitsCountOnlyStatedAnswers) {
     const std::vector<std::string> gold{"Hebron Academy"};
     const std::string text =
-        "I do not know for sure. The evidence does not settle on an answer, but its confidence, 16 "
-        "% "
-        "(unlikely), is below the 25 % asked for. What was found: He graduated from Hebron "
-        "Academy. He taught in Maine.";
+        "I do not know for sure. The evidence does not settle on an answer, but its "
+        "confidence, 16 % (unlikely), is below the 25 % asked for. What was found: He "
+        "graduated from Hebron Academy. He taught in Maine.";
     EXPECT_EQ(found_text(text), "He graduated from Hebron Academy. He taught in Maine.");
     EXPECT_EQ(found_text("Saltspire Light [1]."), "");
     // Two abstentions at 0.15: one found the answer, one did not; two stated answers at 0.95,
