@@ -42,10 +42,10 @@ std::string_view doubt_words(std::string_view engine, std::string_view feature) 
 std::string abstention_note(const schema::explain::AnswerConfidence& confidence, double floor,
                             std::string_view said, std::string_view why);
 
-// What follows an abstention's note when something was found: the marker, then the answer it
-// withheld (its citations shifted past the note). Every engine writes it, and `glassbox eval`
-// finds what an abstention found by it.
-inline constexpr std::string_view kWhatWasFound = "What was found: ";
+// What follows an abstention's note when something was found (appended to the note as it is),
+// then the answer it withheld (its citations shifted past the note). Every engine writes it, and
+// `glassbox eval` finds what an abstention found by it.
+inline constexpr std::string_view kWhatWasFound = " What was found: ";
 
 // Lowers a calibrated confidence for its conflicts: times the stated value's share of the
 // sources of both values (the smallest share over the conflicts), recorded as the evidence

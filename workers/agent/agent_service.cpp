@@ -498,9 +498,8 @@ private:
         const std::string note = reasoner::abstention_note(
             confidence, floor, answer_,
             worst ? reasoner::doubt_words("agent", *worst) : "its evidence is weak");
-        response_ = response_.empty()
-                        ? note
-                        : note + ' ' + std::string(reasoner::kWhatWasFound) + response_;
+        response_ =
+            response_.empty() ? note : note + std::string(reasoner::kWhatWasFound) + response_;
         answer_.clear();
         confidence.abstained = true;
     }

@@ -57,7 +57,6 @@ bool abstain_below_floor(json& body, schema::explain::AnswerConfidence& confiden
         confidence, floor, string_of(body, "answer"),
         doubt_of(confidence, engine_confidence, floor, string_of(body, "engine")));
     if (!found.empty()) {
-        note += ' ';
         note += reasoner::kWhatWasFound;
         if (const auto c = body.find("citations"); c != body.end())
             shift_spans(*c, own_citations, base::count_code_points(note));

@@ -726,7 +726,6 @@ std::optional<SynthesisResult> abstained_answer(const SynthesisResult& synthesis
         out.answer = note;
         return out;
     }
-    note += ' ';
     note += reasoner::kWhatWasFound;
     const auto shift = base::count_code_points(note);
     out.answer = note + synthesised.answer;
