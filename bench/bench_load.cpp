@@ -9,9 +9,8 @@
 //           reads the same file --rapper-runs times (default 3) back to back, the median wall
 //           the run's baseline (rapper's wall for one file moves between ~1.0 and ~1.7 s in
 //           stretches on these VMs). All run under /usr/bin/time: wall and CPU seconds and peak
-//           RSS. The
-//           store worker's CPU seconds and peak RSS come from /proc. Prints each run and the
-//           medians: statements/s of both, their ratio, bytes on disk per triple. With
+//           RSS. The store worker's CPU seconds and peak RSS come from /proc. Prints each run and
+//           the medians: statements/s of both, their ratio, bytes on disk per triple. With
 //           --glassbox PATH each run also loads with that build's binary (CLI and store
 //           worker; first in odd runs, second in even ones), for an A/B against another commit
 //           in the same run; --binary PATH loads with PATH as this build (a private copy, safe
