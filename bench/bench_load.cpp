@@ -220,7 +220,7 @@ int run(const Options& o) {
     std::unique_ptr<Cluster> cluster;
     for (std::size_t run = 1; run <= o.runs; ++run) {
         std::vector<double> rapper_walls;
-        for (std::size_t k = 0; k < std::max<std::size_t>(1, o.rapper_runs); ++k) {
+        for (std::size_t k = 0; k < o.rapper_runs; ++k) {
             const auto rapper = run_timed(
                 "rapper", {"/usr/bin/rapper", "-c", "-i", "ntriples", file.string()}, work);
             if (rapper.code != 0) die("rapper failed: " + rapper.err);
@@ -271,10 +271,20 @@ int run(const Options& o) {
             return out;
         };
         const double rapper_rate = static_cast<double>(o.triples) / rapper_wall;
-        // The two builds take turns going first, so that what favours one slot (the file fresh
-        // in the page cache after rapper, a machine warming up) falls on both sides: with one
-        // binary in both slots the first load once read 4-13 % slower (2026-12-03). This
-        // build's cluster is kept for the query part.
+        // One row of the table: a load's figures against this run's rapper.
+        const auto print_row = [&](const std::string& name, const Loaded& loaded) {
+            const double rate = static_cast<double>(o.triples) / loaded.load.wall;
+            std::cout << "| " << run << " | " << name << " | " << fmt(loaded.load.wall, 2) << " | "
+                      << fmt(rate, 0) << " | " << fmt(loaded.load.cpu, 2) << " | "
+                      << fmt(loaded.load.rss_mib, 1) << " | "
+                      << fmt(loaded.after.first - loaded.before.first, 2) << " | "
+                      << fmt(loaded.after.second, 1) << " | " << fmt(rapper_wall, 2) << " | "
+                      << fmt(rapper_rate, 0) << " | " << fmt(rate / rapper_rate, 2) << " |\n";
+        };
+        // The two builds take turns going first, so that whatever favours one slot (the file
+        // fresh in the page cache after rapper, a machine warming up) falls on both sides: with
+        // one binary in both slots, either slot read up to 13 % slower in different pairs
+        // (2026-12-03). This build's cluster is kept for the query part.
         const auto load_other = [&] {
             if (o.other.empty()) return;
             auto kept = std::move(cluster);
@@ -286,18 +296,14 @@ int run(const Options& o) {
             other.cli_cpu.push_back(ab.load.cpu);
             other.store_cpu.push_back(ab.after.first - ab.before.first);
             other.walls.push_back(ab.load.wall);
-            std::cout << "| " << run << " | " << o.other << " | " << fmt(ab.load.wall, 2) << " | "
-                      << fmt(rate, 0) << " | " << fmt(ab.load.cpu, 2) << " | "
-                      << fmt(ab.load.rss_mib, 1) << " | "
-                      << fmt(ab.after.first - ab.before.first, 2) << " | "
-                      << fmt(ab.after.second, 1) << " | " << fmt(rapper_wall, 2) << " | "
-                      << fmt(rapper_rate, 0) << " | " << fmt(rate / rapper_rate, 2) << " |\n";
+            print_row(o.other, ab);
             cluster = std::move(kept);
             last_home = kept_home;
         };
         const bool other_first = run % 2 == 1;
         if (other_first) load_other();
-        const auto [load, summary, before, after] = load_with(o.binary, "");
+        const auto loaded = load_with(o.binary, "");
+        const auto& [load, summary, before, after] = loaded;
         const double load_rate = static_cast<double>(o.triples) / load.wall;
         load_rates.push_back(load_rate);
         rapper_rates.push_back(rapper_rate);
@@ -309,11 +315,7 @@ int run(const Options& o) {
         load_walls.push_back(load.wall);
         bytes_per_triple = static_cast<double>(dir_bytes(last_home / "knowledge")) /
                            static_cast<double>(summary.value("added", std::uint64_t{1}));
-        std::cout << "| " << run << " | this build | " << fmt(load.wall, 2) << " | "
-                  << fmt(load_rate, 0) << " | " << fmt(load.cpu, 2) << " | " << fmt(load.rss_mib, 1)
-                  << " | " << fmt(after.first - before.first, 2) << " | " << fmt(after.second, 1)
-                  << " | " << fmt(rapper_wall, 2) << " | " << fmt(rapper_rate, 0) << " | "
-                  << fmt(load_rate / rapper_rate, 2) << " |\n";
+        print_row("this build", loaded);
         if (!other_first) load_other();
         std::cout.flush();
         if (run < o.runs) cluster.reset();
@@ -321,10 +323,9 @@ int run(const Options& o) {
     std::cout << "\nmedians: load " << fmt(percentile(load_rates, 0.5), 0) << " statements/s (wall "
               << fmt(percentile(load_walls, 0.5), 2) << " s), rapper -c "
               << fmt(percentile(rapper_rates, 0.5), 0) << " statements/s (its walls "
-              << fmt(*std::min_element(all_rapper_walls.begin(), all_rapper_walls.end()), 2) << "-"
-              << fmt(*std::max_element(all_rapper_walls.begin(), all_rapper_walls.end()), 2)
-              << " s over " << all_rapper_walls.size() << " parses), load/rapper "
-              << fmt(percentile(ratios, 0.5), 2) << "; CPU s: CLI "
+              << fmt(percentile(all_rapper_walls, 0), 2) << "-"
+              << fmt(percentile(all_rapper_walls, 1), 2) << " s over " << all_rapper_walls.size()
+              << " parses), load/rapper " << fmt(percentile(ratios, 0.5), 2) << "; CPU s: CLI "
               << fmt(percentile(cli_cpu, 0.5), 2) << ", store "
               << fmt(percentile(store_cpu, 0.5), 2) << "; peak RSS MiB: CLI "
               << fmt(percentile(cli_rss, 0.5), 1) << ", store "
